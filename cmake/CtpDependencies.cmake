@@ -1,0 +1,16 @@
+# The libraries ctp is built on, found through pkg-config (every one ships a .pc on Debian).
+# Each becomes an imported target ctp::NAME.
+find_package(PkgConfig REQUIRED)
+
+function(ctp_require_pkg name module)
+  pkg_check_modules(${name} REQUIRED IMPORTED_TARGET ${module})
+  add_library(ctp::${name} ALIAS PkgConfig::${name})
+endfunction()
+
+ctp_require_pkg(zstd libzstd)
+ctp_require_pkg(elf libelf)
+ctp_require_pkg(dw libdw)
+ctp_require_pkg(jansson jansson)
+ctp_require_pkg(cmocka cmocka)
+# The preload dlopens libunwind at run time (see preload/unwind.c) and needs only its header.
+pkg_check_modules(unwind REQUIRED libunwind)

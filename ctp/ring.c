@@ -1,0 +1,105 @@
+#include "ctp/ring.h"
+
+#include "ctp/atomics.h"
+
+void ctp_ring_producer_init(struct ctp_ring_producer *p, struct ctp_ring *ring, uint8_t *data)
+{
+	p->ring = ring;
+	p->data = data;
+	p->mask = ring->capacity - 1;
+	p->head = CTP_LOAD_RELAXED(&ring->head);
+	p->cached_tail = CTP_LOAD_ACQUIRE(&ring->tail);
+	p->pending = 0;
+}
+
+void *ctp_ring_reserve(struct ctp_ring_producer *p, uint32_t size)
+{
+	uint64_t capacity = p->mask + 1;
+	uint64_t pos = p->head & p->mask;
+	uint64_t to_end = capacity - pos;
+	/* A record never wraps: if it does not fit before the end, the end becomes a PAD. */
+	uint64_t pad = size > to_end ? to_end : 0;
+	uint64_t need = pad + size;
+
+	if (p->head + need - p->cached_tail > capacity) {
+		/* Acquire pairs with the consumer's release of tail: the bytes it freed are no longer
+		 * read once we see the new tail. */
+		p->cached_tail = CTP_LOAD_ACQUIRE(&p->ring->tail);
+		if (p->head + need - p->cached_tail > capacity) {
+			CTP_STORE_RELAXED(&p->ring->dropped, CTP_LOAD_RELAXED(&p->ring->dropped) + 1);
+			return NULL;
+		}
+	}
+	if (pad) {
+		struct ctp_rec *filler = (struct ctp_rec *)(p->data + pos);
+		filler->size = 0; /* a PAD always runs to the end of the data */
+		filler->type = CTP_REC_PAD;
+		filler->nframes = 0;
+		filler->aux = 0;
+	}
+	p->pending = (uint32_t)need;
+	return p->data + ((p->head + pad) & p->mask);
+}
+
+void ctp_ring_commit(struct ctp_ring_producer *p)
+{
+	p->head += p->pending;
+	p->pending = 0;
+	/* Release: the record's bytes are visible before the consumer sees the new head. */
+	CTP_STORE_RELEASE(&p->ring->head, p->head);
+}
+
+uint64_t ctp_ring_fill(const struct ctp_ring_producer *p)
+{
+	return p->head - p->cached_tail;
+}
+
+enum ctp_ring_status ctp_ring_consume(struct ctp_ring *ring, const uint8_t *data, uint64_t capacity,
+				      uint64_t max_bytes, ctp_ring_visit_fn visit, void *ctx,
+				      uint64_t *bytes_read)
+{
+	uint64_t mask = capacity - 1;
+	uint64_t tail = CTP_LOAD_RELAXED(&ring->tail);
+	/* Acquire pairs with the producer's release of head: every byte before head is written. */
+	uint64_t head = CTP_LOAD_ACQUIRE(&ring->head);
+	enum ctp_ring_status status = CTP_RING_OK;
+	uint64_t start = tail;
+
+	if (head - tail > capacity) {
+		status = CTP_RING_CORRUPT;
+		tail = head;
+	}
+	while (tail != head && (max_bytes == 0 || tail - start < max_bytes)) {
+		uint64_t pos = tail & mask;
+		uint64_t to_end = capacity - pos;
+		uint64_t avail = head - tail;
+		const struct ctp_rec *rec = (const struct ctp_rec *)(data + pos);
+		if (avail < sizeof(struct ctp_rec) || to_end < sizeof(struct ctp_rec)) {
+			status = CTP_RING_CORRUPT;
+			tail = head;
+			break;
+		}
+		if (rec->type == CTP_REC_PAD) {
+			if (to_end > avail) {
+				status = CTP_RING_CORRUPT;
+				tail = head;
+				break;
+			}
+			tail += to_end;
+			continue;
+		}
+		uint32_t size = rec->size;
+		if (size < sizeof(struct ctp_rec) || size % 8 != 0 || size > avail || size > to_end) {
+			status = CTP_RING_CORRUPT;
+			tail = head;
+			break;
+		}
+		visit(ctx, rec);
+		tail += size;
+	}
+	if (bytes_read)
+		*bytes_read = tail - start;
+	/* Release: we are done reading the bytes before tail; the producer may reuse them. */
+	CTP_STORE_RELEASE(&ring->tail, tail);
+	return status;
+}

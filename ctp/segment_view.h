@@ -1,0 +1,64 @@
+/* The collector's bounds-checked view of a segment mapped from an untrusted process. Nothing
+ * here trusts an offset, a length or a count that it read from the segment: every pointer it
+ * returns lies inside [base, base + size). */
+#ifndef CTP_SEGMENT_VIEW_H
+#define CTP_SEGMENT_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctp/segment.h"
+
+struct ctp_segment_view {
+	uint8_t *base;
+	uint64_t size; /* bytes mapped by the reader */
+};
+
+/* Checks magic, version and the header's self-description. On failure returns false and puts a
+ * one-line reason in `why`. */
+bool ctp_view_check_header(const struct ctp_segment_view *v, char *why, size_t why_len);
+
+/* Pointer to [off, off + len) or NULL when that range is not inside the mapping. */
+void *ctp_view_at(const struct ctp_segment_view *v, uint64_t off, uint64_t len);
+
+/* Walks the block list from header.blocks_head. Calls `visit` for each block whose header lies
+ * inside the mapping; stops at the end, at an out-of-range offset or after as many steps as
+ * blocks could fit (so a cycle cannot hang the reader). Returns the number of blocks visited. */
+typedef void (*ctp_view_block_fn)(void *ctx, struct ctp_block *block, uint64_t off);
+uint64_t ctp_view_blocks(const struct ctp_segment_view *v, ctp_view_block_fn visit, void *ctx);
+
+/* A ring checked against the mapping: a power-of-two capacity whose data lies inside it. */
+struct ctp_ring_ref {
+	struct ctp_ring *ring;
+	const uint8_t *data;
+	uint64_t capacity;
+};
+bool ctp_view_ring(const struct ctp_segment_view *v, struct ctp_block *block, uint64_t off,
+		   struct ctp_ring_ref *out);
+
+/* A station chunk checked against the mapping and the header's station_size. */
+struct ctp_chunk_ref {
+	uint8_t *stations; /* station `first` */
+	uint32_t first;
+	uint32_t count;
+	uint32_t station_size;
+	uint32_t depth;
+};
+bool ctp_view_station_chunk(const struct ctp_segment_view *v, struct ctp_block *block, uint64_t off,
+			    struct ctp_chunk_ref *out);
+
+static inline struct ctp_station *ctp_chunk_station(const struct ctp_chunk_ref *c, uint32_t i)
+{
+	return (struct ctp_station *)(c->stations + (uint64_t)i * c->station_size);
+}
+
+/* A module chunk checked against the mapping; `count` is clamped to its capacity. */
+struct ctp_module_ref {
+	struct ctp_module *modules;
+	uint32_t count;
+};
+bool ctp_view_module_chunk(const struct ctp_segment_view *v, struct ctp_block *block, uint64_t off,
+			   struct ctp_module_ref *out);
+
+#endif

@@ -1,0 +1,46 @@
+/* Messages on the Unix socket (SOCK_SEQPACKET) between a traced process, the launcher and the
+ * collector. One message per packet; all integers in host order (both ends are on one machine).
+ * See ctp/CTP.md "Connection". */
+#ifndef CTP_WIRE_H
+#define CTP_WIRE_H
+
+#include <stdint.h>
+
+#define CTP_WIRE_MAGIC 0x31505443u /* "CTP1" */
+#define CTP_WIRE_MAX 65536u /* largest message; a hello's strings are cut to fit */
+
+enum ctp_msg_type {
+	/* traced process -> collector, first message, with the segment memfd as SCM_RIGHTS */
+	CTP_MSG_HELLO = 1,
+	/* traced process -> collector: about to execve; the segment will see no more writes */
+	CTP_MSG_EXEC = 2,
+	/* launcher -> collector, first message: this connection is the launcher's */
+	CTP_MSG_LAUNCHER = 3,
+	/* launcher -> collector: the app it started ended with this wait status */
+	CTP_MSG_APP_EXIT = 4,
+};
+
+struct ctp_msg_header {
+	uint32_t magic;
+	uint32_t type; /* enum ctp_msg_type */
+};
+
+/* A lone byte (no header) from a traced process means "wake up": see CTP.md "Wakeup". */
+#define CTP_WAKE_BYTE 'w'
+
+struct ctp_msg_hello {
+	struct ctp_msg_header h;
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t argc; /* strings that follow: exe, then argc argv entries, each NUL-terminated */
+	uint32_t strings_len;
+	char strings[];
+};
+
+struct ctp_msg_app_exit {
+	struct ctp_msg_header h;
+	uint32_t pid;
+	int32_t wait_status; /* as from waitpid */
+};
+
+#endif
