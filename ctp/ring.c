@@ -22,11 +22,12 @@ void *ctp_ring_reserve(struct ctp_ring_producer *p, uint32_t size)
 	uint64_t need = pad + size;
 
 	if (p->head + need - p->cached_tail > capacity) {
-		/* Acquire pairs with the consumer's release of tail: the bytes it freed are no longer
-		 * read once we see the new tail. */
+		/* Acquire pairs with the consumer's release of tail: the bytes it freed are no
+		 * longer read once we see the new tail. */
 		p->cached_tail = CTP_LOAD_ACQUIRE(&p->ring->tail);
 		if (p->head + need - p->cached_tail > capacity) {
-			CTP_STORE_RELAXED(&p->ring->dropped, CTP_LOAD_RELAXED(&p->ring->dropped) + 1);
+			CTP_STORE_RELAXED(&p->ring->dropped,
+					  CTP_LOAD_RELAXED(&p->ring->dropped) + 1);
 			return NULL;
 		}
 	}
@@ -89,7 +90,8 @@ enum ctp_ring_status ctp_ring_consume(struct ctp_ring *ring, const uint8_t *data
 			continue;
 		}
 		uint32_t size = rec->size;
-		if (size < sizeof(struct ctp_rec) || size % 8 != 0 || size > avail || size > to_end) {
+		if (size < sizeof(struct ctp_rec) || size % 8 != 0 || size > avail ||
+		    size > to_end) {
 			status = CTP_RING_CORRUPT;
 			tail = head;
 			break;

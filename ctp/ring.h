@@ -13,10 +13,10 @@
 struct ctp_ring_producer {
 	struct ctp_ring *ring;
 	uint8_t *data;
-	uint64_t mask; /* capacity - 1 */
-	uint64_t head; /* our own copy of ring->head */
+	uint64_t mask;	      /* capacity - 1 */
+	uint64_t head;	      /* our own copy of ring->head */
 	uint64_t cached_tail; /* last tail seen; re-read only when the ring looks full */
-	uint32_t pending; /* bytes reserved by the last successful reserve, PAD included */
+	uint32_t pending;     /* bytes reserved by the last successful reserve, PAD included */
 };
 
 void ctp_ring_producer_init(struct ctp_ring_producer *p, struct ctp_ring *ring, uint8_t *data);

@@ -37,26 +37,26 @@ enum ctp_exit_kind {
 struct ctp_header {
 	/* 0x00 */ uint64_t magic;
 	/* 0x08 */ uint32_t version;
-	/* 0x0C */ uint32_t header_size; /* sizeof(struct ctp_header) */
+	/* 0x0C */ uint32_t header_size;   /* sizeof(struct ctp_header) */
 	/* 0x10 */ uint32_t station_count; /* stations ever handed out (high-water index) */
-	/* 0x14 */ uint32_t sleep_flag; /* 1 while the collector sleeps; see CTP.md "Wakeup" */
+	/* 0x14 */ uint32_t sleep_flag;	   /* 1 while the collector sleeps; see CTP.md "Wakeup" */
 	/* 0x18 */ uint32_t pid;
-	/* 0x1C */ uint32_t clock_kind; /* enum ctp_clock_kind */
+	/* 0x1C */ uint32_t clock_kind;	  /* enum ctp_clock_kind */
 	/* 0x20 */ uint64_t segment_size; /* committed (ftruncated) bytes; grows, release */
-	/* 0x28 */ uint64_t segment_max; /* reserved address range; never exceeded */
-	/* 0x30 */ uint64_t blocks_head; /* offset of the newest block, 0 = none; release */
+	/* 0x28 */ uint64_t segment_max;  /* reserved address range; never exceeded */
+	/* 0x30 */ uint64_t blocks_head;  /* offset of the newest block, 0 = none; release */
 	/* 0x38 */ uint32_t station_size; /* bytes per station, multiple of CTP_CACHE_LINE */
-	/* 0x3C */ uint32_t stack_depth; /* frames kept per stack, <= CTP_MAX_STACK_DEPTH */
+	/* 0x3C */ uint32_t stack_depth;  /* frames kept per stack, <= CTP_MAX_STACK_DEPTH */
 	/* 0x40 */ uint32_t stations_per_chunk;
-	/* 0x44 */ uint32_t exit_kind; /* enum ctp_exit_kind; written once, release */
-	/* 0x48 */ uint64_t next_coro_id; /* the next coroutine id to hand out (starts at 1) */
-	/* 0x50 */ uint64_t start_tsc; /* clock reading at segment creation ... */
+	/* 0x44 */ uint32_t exit_kind;	   /* enum ctp_exit_kind; written once, release */
+	/* 0x48 */ uint64_t next_coro_id;  /* the next coroutine id to hand out (starts at 1) */
+	/* 0x50 */ uint64_t start_tsc;	   /* clock reading at segment creation ... */
 	/* 0x58 */ uint64_t start_mono_ns; /* ... and CLOCK_MONOTONIC at the same moment */
 	/* 0x60 */ uint64_t stations_lost; /* coroutines left untraced: no station could be had */
-	/* 0x68 */ int32_t exit_value; /* exit status or signal number */
-	/* 0x6C */ uint32_t crash_tid; /* thread that took the fatal signal */
-	/* 0x70 */ uint64_t crash_coro; /* coroutine running on that thread then */
-	/* 0x78 */ uint64_t crash_addr; /* si_addr of the fatal signal */
+	/* 0x68 */ int32_t exit_value;	   /* exit status or signal number */
+	/* 0x6C */ uint32_t crash_tid;	   /* thread that took the fatal signal */
+	/* 0x70 */ uint64_t crash_coro;	   /* coroutine running on that thread then */
+	/* 0x78 */ uint64_t crash_addr;	   /* si_addr of the fatal signal */
 	/* 0x80 */ uint64_t reserved[16];
 };
 
@@ -69,17 +69,17 @@ enum ctp_block_kind {
 };
 
 struct ctp_block {
-	uint32_t kind;	/* enum ctp_block_kind */
+	uint32_t kind; /* enum ctp_block_kind */
 	uint32_t pad;
-	uint64_t size;	/* whole block in bytes, header included */
-	uint64_t next;	/* offset of the previously pushed block, 0 = end */
+	uint64_t size; /* whole block in bytes, header included */
+	uint64_t next; /* offset of the previously pushed block, 0 = end */
 	uint64_t pad2;
 };
 
 /* ---- Stations ---------------------------------------------------------------------------- */
 
 enum ctp_coro_state {
-	CTP_STATE_FREE = 0, /* unused slot */
+	CTP_STATE_FREE = 0,    /* unused slot */
 	CTP_STATE_CREATED = 1, /* made, never run yet */
 	CTP_STATE_RUNNING = 2,
 	CTP_STATE_SUSPENDED = 3,
@@ -107,22 +107,22 @@ enum ctp_wait_op {
  * struct is followed by stack_depth frame addresses; station_size rounds the whole up to a
  * cache line so that two threads never write the same line. */
 struct ctp_station {
-	uint32_t seq; /* odd while being written */
-	uint32_t state; /* enum ctp_coro_state */
-	uint64_t coro; /* coroutine id, unique in the process, never reused */
-	uint32_t kind; /* enum ctp_coro_kind */
-	uint32_t tid; /* thread running it, or the last one that did */
-	uint64_t entry; /* entry function address */
-	uint64_t created; /* clock at creation */
+	uint32_t seq;	      /* odd while being written */
+	uint32_t state;	      /* enum ctp_coro_state */
+	uint64_t coro;	      /* coroutine id, unique in the process, never reused */
+	uint32_t kind;	      /* enum ctp_coro_kind */
+	uint32_t tid;	      /* thread running it, or the last one that did */
+	uint64_t entry;	      /* entry function address */
+	uint64_t created;     /* clock at creation */
 	uint64_t last_switch; /* clock at its last resume or suspend */
-	uint64_t switches; /* times it was resumed */
-	uint64_t stack_lo; /* its stack range [lo, hi) */
+	uint64_t switches;    /* times it was resumed */
+	uint64_t stack_lo;    /* its stack range [lo, hi) */
 	uint64_t stack_hi;
-	int32_t wait_fd; /* -1 when it waits on nothing known */
-	uint32_t wait_op; /* enum ctp_wait_op */
+	int32_t wait_fd;    /* -1 when it waits on nothing known */
+	uint32_t wait_op;   /* enum ctp_wait_op */
 	uint32_t stack_len; /* valid entries in frames[] */
 	uint32_t free_next; /* preload-private free-list link; the collector ignores it */
-	uint64_t frames[]; /* latest suspend stack, innermost first */
+	uint64_t frames[];  /* latest suspend stack, innermost first */
 };
 
 /* A block of stations. Station index i lives in the chunk with first <= i < first + count. */
@@ -147,7 +147,7 @@ struct ctp_ring {
 	uint64_t data_off; /* offset of the data from the segment base */
 	uint8_t pad1[CTP_CACHE_LINE - sizeof(struct ctp_block) - 24];
 	/* producer's line */
-	uint64_t head; /* bytes ever published; release */
+	uint64_t head;	  /* bytes ever published; release */
 	uint64_t dropped; /* records dropped for lack of room, ever; relaxed */
 	uint8_t pad2[CTP_CACHE_LINE - 16];
 	/* consumer's line */
@@ -158,10 +158,10 @@ struct ctp_ring {
 /* Every record starts with this header and is a multiple of 8 bytes long. A record never wraps:
  * where one would not fit before the end of the data, the producer fills the rest with a PAD. */
 struct ctp_rec {
-	uint16_t size; /* whole record in bytes */
-	uint8_t type; /* enum ctp_rec_type */
+	uint16_t size;	 /* whole record in bytes */
+	uint8_t type;	 /* enum ctp_rec_type */
 	uint8_t nframes; /* stack frames that follow the fixed part */
-	uint32_t aux; /* per type: switch how, exit how, ... */
+	uint32_t aux;	 /* per type: switch how, exit how, ... */
 };
 
 enum ctp_rec_type {
@@ -169,8 +169,8 @@ enum ctp_rec_type {
 	CTP_REC_THREAD = 1, /* ctp_rec_thread: this ring now carries this thread's events */
 	CTP_REC_CREATE = 2, /* ctp_rec_create + creation stack */
 	CTP_REC_SWITCH = 3, /* ctp_rec_switch + suspend stack of `from` */
-	CTP_REC_EXIT = 4, /* ctp_rec_exit */
-	CTP_REC_FD = 5, /* ctp_rec_fd + stack: an fd operation */
+	CTP_REC_EXIT = 4,   /* ctp_rec_exit */
+	CTP_REC_FD = 5,	    /* ctp_rec_fd + stack: an fd operation */
 };
 
 /* ctp_rec.aux of a switch: how the switch was made. */
@@ -218,7 +218,7 @@ struct ctp_rec_exit {
 enum ctp_fd_event {
 	CTP_FD_WOULD_BLOCK = 1, /* a call on fd returned EAGAIN/EWOULDBLOCK: the coroutine waits */
 	CTP_FD_CLOSE = 2,
-	CTP_FD_READY = 3, /* epoll/poll/select reported fd ready */
+	CTP_FD_READY = 3,    /* epoll/poll/select reported fd ready */
 	CTP_FD_REGISTER = 4, /* epoll_ctl ADD/MOD */
 	CTP_FD_UNREGISTER = 5,
 };
@@ -228,7 +228,7 @@ struct ctp_rec_fd {
 	uint64_t ts;
 	uint64_t coro;
 	int32_t fd;
-	uint32_t op; /* enum ctp_wait_op */
+	uint32_t op;  /* enum ctp_wait_op */
 	uint64_t arg; /* per event: waiter coroutine at close, epoll fd, ... */
 	uint64_t frames[];
 };
@@ -239,7 +239,7 @@ struct ctp_rec_fd {
 #define CTP_BUILD_ID_MAX 32u
 
 struct ctp_module {
-	uint64_t base; /* load bias (dlpi_addr) */
+	uint64_t base;	 /* load bias (dlpi_addr) */
 	uint64_t lo, hi; /* mapped address range of its PT_LOAD segments */
 	uint32_t build_id_len;
 	uint8_t build_id[CTP_BUILD_ID_MAX];

@@ -33,9 +33,10 @@ bool ctp_view_check_header(const struct ctp_segment_view *v, char *why, size_t w
 			 sizeof(struct ctp_header));
 		return false;
 	}
-	if (h->stack_depth > CTP_MAX_STACK_DEPTH || h->station_size != ctp_station_size(h->stack_depth)) {
-		snprintf(why, why_len, "station size %u does not fit stack depth %u", h->station_size,
-			 h->stack_depth);
+	if (h->stack_depth > CTP_MAX_STACK_DEPTH ||
+	    h->station_size != ctp_station_size(h->stack_depth)) {
+		snprintf(why, why_len, "station size %u does not fit stack depth %u",
+			 h->station_size, h->stack_depth);
 		return false;
 	}
 	if (h->clock_kind != CTP_CLOCK_MONOTONIC_NS && h->clock_kind != CTP_CLOCK_TSC) {
@@ -48,7 +49,8 @@ bool ctp_view_check_header(const struct ctp_segment_view *v, char *why, size_t w
 uint64_t ctp_view_blocks(const struct ctp_segment_view *v, ctp_view_block_fn visit, void *ctx)
 {
 	const struct ctp_header *h = (const struct ctp_header *)v->base;
-	/* Acquire pairs with the release in the producer's push: the block's contents are visible. */
+	/* Acquire pairs with the release in the producer's push: the block's contents are visible.
+	 */
 	uint64_t off = CTP_LOAD_ACQUIRE(&h->blocks_head);
 	uint64_t max_steps = v->size / sizeof(struct ctp_block);
 	uint64_t n = 0;
@@ -94,7 +96,8 @@ bool ctp_view_station_chunk(const struct ctp_segment_view *v, struct ctp_block *
 			    struct ctp_chunk_ref *out)
 {
 	const struct ctp_header *h = (const struct ctp_header *)v->base;
-	if (block->kind != CTP_BLOCK_STATIONS || !ctp_view_at(v, off, sizeof(struct ctp_station_chunk)))
+	if (block->kind != CTP_BLOCK_STATIONS ||
+	    !ctp_view_at(v, off, sizeof(struct ctp_station_chunk)))
 		return false;
 	struct ctp_station_chunk *c = (struct ctp_station_chunk *)block;
 	uint32_t station_size = h->station_size;
@@ -116,7 +119,8 @@ bool ctp_view_station_chunk(const struct ctp_segment_view *v, struct ctp_block *
 bool ctp_view_module_chunk(const struct ctp_segment_view *v, struct ctp_block *block, uint64_t off,
 			   struct ctp_module_ref *out)
 {
-	if (block->kind != CTP_BLOCK_MODULES || !ctp_view_at(v, off, sizeof(struct ctp_module_chunk)))
+	if (block->kind != CTP_BLOCK_MODULES ||
+	    !ctp_view_at(v, off, sizeof(struct ctp_module_chunk)))
 		return false;
 	struct ctp_module_chunk *c = (struct ctp_module_chunk *)block;
 	uint32_t capacity = c->capacity;

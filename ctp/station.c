@@ -2,7 +2,8 @@
 
 enum { STATION_READ_TRIES = 64 };
 
-static void copy_fields(const struct ctp_station *s, uint32_t depth, struct ctp_station_snapshot *out)
+static void copy_fields(const struct ctp_station *s, uint32_t depth,
+			struct ctp_station_snapshot *out)
 {
 	out->state = CTP_LOAD_RELAXED(&s->state);
 	out->kind = CTP_LOAD_RELAXED(&s->kind);

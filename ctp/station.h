@@ -47,6 +47,7 @@ struct ctp_station_snapshot {
 /* Copies station `s` (with room for `depth` frames) into `out`. Returns false when no
  * consistent copy could be had in a bounded number of tries: the writer is mid-update, or died
  * there (its process crashed); `out` then holds the last, possibly torn, copy. */
-bool ctp_station_read(const struct ctp_station *s, uint32_t depth, struct ctp_station_snapshot *out);
+bool ctp_station_read(const struct ctp_station *s, uint32_t depth,
+		      struct ctp_station_snapshot *out);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define CTP_WIRE_MAGIC 0x31505443u /* "CTP1" */
-#define CTP_WIRE_MAX 65536u /* largest message; a hello's strings are cut to fit */
+#define CTP_WIRE_MAX 65536u	   /* largest message; a hello's strings are cut to fit */
 
 enum ctp_msg_type {
 	/* traced process -> collector, first message, with the segment memfd as SCM_RIGHTS */

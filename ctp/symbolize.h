@@ -1,0 +1,35 @@
+/* Turning addresses into function+offset (libelf symbol tables) and file:line (libdw), offline
+ * in the collector, from the module table a process left in its segment. Never used in the
+ * traced process. */
+#ifndef CTP_SYMBOLIZE_H
+#define CTP_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ctp_symbolizer;
+
+struct ctp_symbolizer *ctp_symbolizer_new(void);
+void ctp_symbolizer_free(struct ctp_symbolizer *s);
+
+/* What is known of one address. Strings belong to the symbolizer and live until it is freed;
+ * any of them may be NULL (unknown), line is 0 when unknown. */
+struct ctp_frame_info {
+	const char *sym; /* function name, demangled where it is C++ */
+	uint64_t off;	 /* pc - start of sym */
+	const char *file;
+	int line;
+};
+
+/* Symbolizes `pc` inside the object `module_path` loaded with bias `load_bias` (dlpi_addr).
+ * `build_id` (may be empty) selects separate debug info (/usr/lib/debug/.build-id/..) and
+ * guards against a file replaced on disk since the run. `return_address` says pc is a return
+ * address (every frame of an unwound stack): the call site, pc - 1, is then used for file:line
+ * while sym+off stay those of pc, as gdb and perf show them. Returns false when nothing at all
+ * is known of the address (the module cannot be read). Results are cached per module. */
+bool ctp_symbolize(struct ctp_symbolizer *s, const char *module_path, const uint8_t *build_id,
+		   size_t build_id_len, uint64_t load_bias, uint64_t pc, bool return_address,
+		   struct ctp_frame_info *out);
+
+#endif
