@@ -1,0 +1,44 @@
+/* Pieces of the symbolizer (ctp/symbolize.h): the function symbol table of one ELF file
+ * (symbolize_elf.c) and line lookup in DWARF (symbolize_dwarf.c). Not used outside ctp/. */
+#ifndef CTP_SYMBOLIZE_INTERNAL_H
+#define CTP_SYMBOLIZE_INTERNAL_H
+
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* An ELF file opened read-only; elf is NULL when it could not be opened or is not ELF. */
+struct ctp_elf_file {
+	int fd;
+	Elf *elf;
+};
+
+bool ctp_elf_file_open(struct ctp_elf_file *f, const char *path);
+void ctp_elf_file_close(struct ctp_elf_file *f);
+
+/* The GNU build-id note of an open file; 0 when it has none. */
+size_t ctp_elf_build_id(Elf *elf, const uint8_t **id);
+
+/* Opens /usr/lib/debug/.build-id/xx/rest.debug for `id` (the layout Debian's -dbgsym packages
+ * install) and checks that its own build-id note is `id`. */
+bool ctp_elf_debug_file_open(struct ctp_elf_file *f, const uint8_t *id, size_t id_len);
+
+/* Function symbols of one ELF, sorted by address. */
+struct ctp_symtab;
+
+/* Reads the symbol table of type `sh_type` (SHT_SYMTAB or SHT_DYNSYM); NULL when the file has
+ * none or it holds no function. Names point into `elf`, which must outlive the table. */
+struct ctp_symtab *ctp_symtab_load(Elf *elf, uint32_t sh_type);
+void ctp_symtab_free(struct ctp_symtab *t);
+
+/* The function containing file address `vaddr` (demangled), with vaddr's offset into it; NULL
+ * when no function contains it. */
+const char *ctp_symtab_lookup(struct ctp_symtab *t, uint64_t vaddr, uint64_t *off);
+
+/* File and line of file address `vaddr` from `dbg`; false when DWARF does not cover it. The
+ * file name belongs to `dbg`. */
+bool ctp_dwarf_line(Dwarf *dbg, uint64_t vaddr, const char **file, int *line);
+
+#endif
