@@ -1,0 +1,314 @@
+#include "ctp/trace_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctp/zreader.h"
+
+/* Decompressed bytes are taken in chunks of this size; a line that lies within one chunk is
+ * parsed in place, only lines straddling chunks are copied. */
+#define CHUNK_SIZE (128u << 10)
+
+struct ctp_trace_reader {
+	int fd;
+	bool own_fd;
+	struct ctp_zreader *zr;
+	char *chunk;
+	size_t chunk_pos, chunk_len;
+	/* The line being assembled across chunks. */
+	char *line;
+	size_t line_len, line_cap;
+	bool line_used;	   /* `line` was yielded: empty it on the next call */
+	uint64_t open_len; /* bytes of the unfinished line so far, skipped ones included */
+	bool skipping;	   /* the unfinished line is over the limit: drop it up to its '\n' */
+	size_t limit;
+	json_t *current; /* the object of the line last yielded */
+	json_t *header;
+	bool ended;
+	char error[256]; /* why the line last yielded is bad */
+	struct ctp_trace_end end;
+};
+
+struct ctp_trace_reader *ctp_trace_reader_from_fd(int fd)
+{
+	struct ctp_trace_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->fd = fd;
+	r->limit = CTP_TRACE_READER_LINE_LIMIT;
+	r->zr = ctp_zreader_new(fd);
+	r->chunk = malloc(CHUNK_SIZE);
+	if (!r->zr || !r->chunk) {
+		ctp_trace_reader_free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return r;
+}
+
+struct ctp_trace_reader *ctp_trace_reader_open(const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return ctp_trace_reader_from_fd(STDIN_FILENO);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct ctp_trace_reader *r = ctp_trace_reader_from_fd(fd);
+	if (!r) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->own_fd = true;
+	return r;
+}
+
+void ctp_trace_reader_free(struct ctp_trace_reader *r)
+{
+	if (!r)
+		return;
+	ctp_zreader_free(r->zr);
+	if (r->own_fd)
+		close(r->fd);
+	json_decref(r->current);
+	json_decref(r->header);
+	free(r->chunk);
+	free(r->line);
+	free(r);
+}
+
+void ctp_trace_reader_set_line_limit(struct ctp_trace_reader *r, size_t limit)
+{
+	r->limit = limit;
+}
+
+/* Copies `s` into `out`, with bytes that could garble a terminal (input is untrusted) shown as
+ * '?'. */
+static void copy_printable(char *out, size_t size, const char *s)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < size; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
+	out[i] = '\0';
+}
+
+bool ctp_trace_check_header(const json_t *obj, char *why, size_t why_size)
+{
+	if (!json_is_object(obj)) {
+		snprintf(why, why_size, "first line is not a JSON object");
+		return false;
+	}
+	const char *type = json_string_value(json_object_get(obj, "type"));
+	if (!type || strcmp(type, "trace") != 0) {
+		snprintf(why, why_size, "first line has no \"type\":\"trace\"");
+		return false;
+	}
+	const char *format = json_string_value(json_object_get(obj, "format"));
+	if (!format || strcmp(format, "ctp-trace") != 0) {
+		snprintf(why, why_size, "header \"format\" is not \"ctp-trace\"");
+		return false;
+	}
+	json_t *version = json_object_get(obj, "version");
+	if (!json_is_integer(version)) {
+		snprintf(why, why_size, "header has no integer \"version\"");
+		return false;
+	}
+	json_int_t v = json_integer_value(version);
+	if (v < 1 || v > CTP_TRACE_READER_VERSION) {
+		snprintf(why, why_size, "format version %lld, this reader knows 1 to %d",
+			 (long long)v, CTP_TRACE_READER_VERSION);
+		return false;
+	}
+	return true;
+}
+
+/* Ends reading: no line is yielded after this. */
+static enum ctp_trace_item end_with(struct ctp_trace_reader *r, enum ctp_trace_end_kind kind,
+				    const char *why)
+{
+	r->ended = true;
+	r->end.kind = kind;
+	r->end.input_bytes = ctp_zreader_input_bytes(r->zr);
+	r->end.frame_end = ctp_zreader_frame_end(r->zr);
+	copy_printable(r->end.why, sizeof(r->end.why), why ? why : "");
+	return CTP_TRACE_END;
+}
+
+static enum ctp_trace_item bad_line(struct ctp_trace_reader *r, struct ctp_trace_line *line)
+{
+	r->end.bad_lines++;
+	line->json = NULL;
+	line->error = r->error;
+	return CTP_TRACE_BAD_LINE;
+}
+
+/* Parses one complete line and yields it. The header line is checked here: reading stops when
+ * it is not one. */
+static enum ctp_trace_item yield(struct ctp_trace_reader *r, const char *text, size_t len,
+				 struct ctp_trace_line *line)
+{
+	r->end.lines++;
+	line->text = text;
+	line->len = len;
+	line->number = r->end.lines;
+	line->error = NULL;
+	json_error_t err;
+	json_t *obj = json_loadb(text, len, JSON_ALLOW_NUL, &err);
+	if (line->number == 1) {
+		char why[sizeof(r->end.why)];
+		if (!obj) {
+			snprintf(why, sizeof(why), "first line is not JSON: %s", err.text);
+			return end_with(r, CTP_TRACE_NOT_TRACE, why);
+		}
+		if (!ctp_trace_check_header(obj, why, sizeof(why))) {
+			json_decref(obj);
+			return end_with(r, CTP_TRACE_NOT_TRACE, why);
+		}
+		r->header = json_incref(obj);
+	}
+	if (!obj) {
+		char msg[sizeof(r->error)];
+		snprintf(msg, sizeof(msg), "not valid JSON (%s, at column %d)", err.text,
+			 err.column);
+		copy_printable(r->error, sizeof(r->error), msg);
+		return bad_line(r, line);
+	}
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		snprintf(r->error, sizeof(r->error), "not a JSON object");
+		return bad_line(r, line);
+	}
+	r->current = obj;
+	line->json = obj;
+	return CTP_TRACE_LINE;
+}
+
+static enum ctp_trace_item yield_too_long(struct ctp_trace_reader *r, struct ctp_trace_line *line)
+{
+	r->end.lines++;
+	line->text = "";
+	line->len = 0;
+	line->number = r->end.lines;
+	snprintf(r->error, sizeof(r->error), "longer than %zu bytes", r->limit);
+	if (line->number == 1)
+		return end_with(r, CTP_TRACE_NOT_TRACE, "first line is too long to be a header");
+	return bad_line(r, line);
+}
+
+/* Adds a piece of the unfinished line; past the limit the line is dropped, not stored. */
+static bool append(struct ctp_trace_reader *r, const char *p, size_t n)
+{
+	r->open_len += n;
+	if (r->skipping)
+		return true;
+	if (r->line_len + n > r->limit) {
+		r->skipping = true;
+		r->line_len = 0;
+		return true;
+	}
+	if (r->line_len + n > r->line_cap) {
+		size_t cap = r->line_cap ? r->line_cap : 4096;
+		while (cap < r->line_len + n)
+			cap *= 2;
+		char *grown = realloc(r->line, cap);
+		if (!grown)
+			return false;
+		r->line = grown;
+		r->line_cap = cap;
+	}
+	memcpy(r->line + r->line_len, p, n);
+	r->line_len += n;
+	return true;
+}
+
+/* The decompressed stream is over: yield an unterminated last line of a whole trace, or
+ * classify the end. */
+static enum ctp_trace_item at_end(struct ctp_trace_reader *r, struct ctp_trace_line *line)
+{
+	enum ctp_zreader_status st = ctp_zreader_status(r->zr);
+	if (st == CTP_ZREADER_OK && r->open_len > 0) {
+		/* Only a writer that broke the format leaves this; keep the bytes it wrote. */
+		bool too_long = r->skipping;
+		r->open_len = 0;
+		r->skipping = false;
+		r->line_used = true;
+		if (too_long)
+			return yield_too_long(r, line);
+		return yield(r, r->line, r->line_len, line);
+	}
+	r->end.partial_len = r->open_len;
+	const char *why = ctp_zreader_message(r->zr);
+	switch (st) {
+	case CTP_ZREADER_OK:
+		if (r->end.lines == 0)
+			return end_with(r, CTP_TRACE_NOT_TRACE, "no lines in it");
+		return end_with(r, CTP_TRACE_COMPLETE, NULL);
+	case CTP_ZREADER_EMPTY:
+		return end_with(r, CTP_TRACE_NOT_TRACE, "empty file");
+	case CTP_ZREADER_NOT_ZSTD:
+		return end_with(r, CTP_TRACE_NOT_TRACE, "not zstd-compressed");
+	case CTP_ZREADER_TRUNCATED:
+		return end_with(r, CTP_TRACE_TRUNCATED, why);
+	case CTP_ZREADER_CORRUPT:
+		return end_with(r, CTP_TRACE_CORRUPT, why);
+	case CTP_ZREADER_IO_ERROR:
+		return end_with(r, CTP_TRACE_IO_ERROR, why);
+	}
+	return end_with(r, CTP_TRACE_IO_ERROR, "unknown reader state");
+}
+
+enum ctp_trace_item ctp_trace_reader_next(struct ctp_trace_reader *r, struct ctp_trace_line *line)
+{
+	json_decref(r->current);
+	r->current = NULL;
+	if (r->line_used) {
+		r->line_len = 0;
+		r->line_used = false;
+	}
+	if (r->ended)
+		return CTP_TRACE_END;
+	for (;;) {
+		if (r->chunk_pos == r->chunk_len) {
+			r->chunk_pos = 0;
+			r->chunk_len = ctp_zreader_read(r->zr, r->chunk, CHUNK_SIZE);
+			if (r->chunk_len == 0)
+				return at_end(r, line);
+		}
+		char *start = r->chunk + r->chunk_pos;
+		size_t avail = r->chunk_len - r->chunk_pos;
+		char *nl = memchr(start, '\n', avail);
+		if (!nl) {
+			if (!append(r, start, avail))
+				return end_with(r, CTP_TRACE_IO_ERROR, strerror(ENOMEM));
+			r->chunk_pos = r->chunk_len;
+			continue;
+		}
+		size_t n = (size_t)(nl - start);
+		r->chunk_pos += n + 1;
+		if (r->open_len == 0 && n <= r->limit)
+			return yield(r, start, n, line);
+		if (!append(r, start, n))
+			return end_with(r, CTP_TRACE_IO_ERROR, strerror(ENOMEM));
+		bool too_long = r->skipping;
+		r->open_len = 0;
+		r->skipping = false;
+		r->line_used = true;
+		if (too_long)
+			return yield_too_long(r, line);
+		return yield(r, r->line, r->line_len, line);
+	}
+}
+
+const struct ctp_trace_end *ctp_trace_reader_end(const struct ctp_trace_reader *r)
+{
+	return &r->end;
+}
+
+json_t *ctp_trace_reader_header(const struct ctp_trace_reader *r)
+{
+	return r->header;
+}

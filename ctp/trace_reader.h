@@ -1,0 +1,78 @@
+/* Line iterator over a trace (docs/trace-format.md): decompresses the zstd frames as a stream,
+ * yields each complete line parsed with jansson, checks the header line, and at the end says
+ * whether the trace was whole or where it was cut. Memory stays bounded by the longest line. */
+#ifndef CTP_TRACE_READER_H
+#define CTP_TRACE_READER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Highest format version this reader understands. */
+#define CTP_TRACE_READER_VERSION 1
+
+/* Default bound on one line; a longer line is skipped as a bad line. */
+#define CTP_TRACE_READER_LINE_LIMIT (64u << 20)
+
+struct ctp_trace_reader;
+
+/* Opens `path` ("-" is standard input). NULL with errno set when it cannot be opened. */
+struct ctp_trace_reader *ctp_trace_reader_open(const char *path);
+
+/* Reads from `fd`, which stays the caller's. NULL when out of memory. */
+struct ctp_trace_reader *ctp_trace_reader_from_fd(int fd);
+
+void ctp_trace_reader_free(struct ctp_trace_reader *r);
+
+/* Lines longer than `limit` bytes (without the newline) are reported as bad and skipped. */
+void ctp_trace_reader_set_line_limit(struct ctp_trace_reader *r, size_t limit);
+
+enum ctp_trace_item {
+	CTP_TRACE_LINE,	    /* a complete line holding a JSON object */
+	CTP_TRACE_BAD_LINE, /* a complete line that is not one: `error` says why */
+	CTP_TRACE_END,	    /* nothing more: ctp_trace_reader_end() says how it ended */
+};
+
+/* One line. Everything here is the reader's and valid until the next call. */
+struct ctp_trace_line {
+	const char *text; /* the bytes of the line as written, without its '\n' */
+	size_t len;	  /* for a line over the limit: 0, text is "" */
+	uint64_t number;  /* 1-based, counting bad lines too */
+	json_t *json;	  /* the parsed object (borrowed); NULL for a bad line */
+	const char *error;
+};
+
+/* The next line. The first line of a trace is its header: it is yielded as a line only when it
+ * is a valid `trace` header, else reading ends with CTP_TRACE_NOT_TRACE. */
+enum ctp_trace_item ctp_trace_reader_next(struct ctp_trace_reader *r, struct ctp_trace_line *line);
+
+enum ctp_trace_end_kind {
+	CTP_TRACE_COMPLETE,  /* every frame whole (see docs on cuts at a frame boundary) */
+	CTP_TRACE_TRUNCATED, /* the input ended inside a frame */
+	CTP_TRACE_CORRUPT,   /* a damaged frame after the readable part */
+	CTP_TRACE_NOT_TRACE, /* empty, not zstd, or no valid header line: `why` says which */
+	CTP_TRACE_IO_ERROR,  /* reading the input failed: `why` is the system's message */
+};
+
+struct ctp_trace_end {
+	enum ctp_trace_end_kind kind;
+	uint64_t input_bytes; /* compressed bytes there were: at a cut, where it is */
+	uint64_t frame_end;   /* compressed offset just past the last complete frame */
+	uint64_t lines;	      /* complete lines read, bad ones included */
+	uint64_t bad_lines;   /* of which not JSON objects or too long */
+	uint64_t partial_len; /* bytes of an unfinished last line that were dropped */
+	char why[256];	      /* for NOT_TRACE, CORRUPT and IO_ERROR */
+};
+
+/* How reading ended; meaningful once ctp_trace_reader_next() returned CTP_TRACE_END. */
+const struct ctp_trace_end *ctp_trace_reader_end(const struct ctp_trace_reader *r);
+
+/* The header line's object once it has been read, else NULL (borrowed). */
+json_t *ctp_trace_reader_header(const struct ctp_trace_reader *r);
+
+/* Checks that `obj` is a trace header this reader understands; on failure writes why into
+ * `why` and returns false. */
+bool ctp_trace_check_header(const json_t *obj, char *why, size_t why_size);
+
+#endif
