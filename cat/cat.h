@@ -1,0 +1,41 @@
+/* ctp-cat's parts: options (main.c), the read loop (run.c), and one file per output format. */
+#ifndef CTP_CAT_H
+#define CTP_CAT_H
+
+#include <stdio.h>
+
+#include "ctp/trace_reader.h"
+
+/* Exit codes, as --help documents them. */
+enum {
+	CTP_CAT_EXIT_OK = 0,	     /* the trace was read whole */
+	CTP_CAT_EXIT_INCOMPLETE = 1, /* readable, but cut off, damaged at the end, or bad lines */
+	CTP_CAT_EXIT_FAILURE = 2,    /* not a trace, usage error, I/O error */
+};
+
+enum ctp_cat_format {
+	CTP_CAT_FORMAT_JSONL,
+};
+
+/* What the command line asked for. */
+struct ctp_cat_options {
+	const char *input; /* a path, or "-" for standard input */
+	enum ctp_cat_format format;
+};
+
+/* Where lines go. `line` and `finish` return 0, or -1 with errno set when the output failed
+ * (EPIPE: the reader of our output went away). */
+struct ctp_cat_output {
+	void *state;
+	int (*line)(void *state, const struct ctp_trace_line *line);
+	int (*finish)(void *state);
+	void (*free)(void *state);
+};
+
+/* JSON Lines, each line passed through byte for byte. */
+int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f);
+
+/* Reads the trace the options name into the output they ask for; returns the exit code. */
+int ctp_cat_run(const struct ctp_cat_options *opt);
+
+#endif

@@ -1,0 +1,112 @@
+/* The read loop: every line of the trace to the output, and what went wrong to stderr, in the
+ * words --help and docs/trace-format.md use. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cat/cat.h"
+
+/* Past this many bad lines, stop naming each: a garbled trace must not bury the summary. */
+#define BAD_LINES_SHOWN 20
+
+static const char *display_name(const char *input)
+{
+	return strcmp(input, "-") == 0 ? "(standard input)" : input;
+}
+
+static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output *out)
+{
+	switch (opt->format) {
+	case CTP_CAT_FORMAT_JSONL:
+		return ctp_cat_out_jsonl_open(out, stdout);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+/* Says how reading ended and turns it into the exit code. */
+static int report_end(const char *name, const struct ctp_trace_end *end)
+{
+	switch (end->kind) {
+	case CTP_TRACE_COMPLETE:
+		break;
+	case CTP_TRACE_TRUNCATED:
+		fprintf(stderr,
+			"ctp-cat: %s: trace cut off at byte %" PRIu64
+			" (last complete frame ends at byte %" PRIu64 "); %" PRIu64 " lines read\n",
+			name, end->input_bytes, end->frame_end, end->lines);
+		return CTP_CAT_EXIT_INCOMPLETE;
+	case CTP_TRACE_CORRUPT:
+		fprintf(stderr,
+			"ctp-cat: %s: damaged zstd data after byte %" PRIu64 " (%s); %" PRIu64
+			" lines read\n",
+			name, end->frame_end, end->why, end->lines);
+		return CTP_CAT_EXIT_INCOMPLETE;
+	case CTP_TRACE_NOT_TRACE:
+		fprintf(stderr, "ctp-cat: %s: not a ctp trace (%s)\n", name, end->why);
+		return CTP_CAT_EXIT_FAILURE;
+	case CTP_TRACE_IO_ERROR:
+		fprintf(stderr, "ctp-cat: %s: read error: %s\n", name, end->why);
+		return CTP_CAT_EXIT_FAILURE;
+	}
+	if (end->bad_lines > BAD_LINES_SHOWN)
+		fprintf(stderr, "ctp-cat: %s: %" PRIu64 " bad lines skipped in all\n", name,
+			end->bad_lines);
+	return end->bad_lines ? CTP_CAT_EXIT_INCOMPLETE : CTP_CAT_EXIT_OK;
+}
+
+int ctp_cat_run(const struct ctp_cat_options *opt)
+{
+	const char *name = display_name(opt->input);
+	struct ctp_trace_reader *r = ctp_trace_reader_open(opt->input);
+	if (!r) {
+		fprintf(stderr, "ctp-cat: %s: cannot open: %s\n", name, strerror(errno));
+		return CTP_CAT_EXIT_FAILURE;
+	}
+	struct ctp_cat_output out;
+	if (open_output(opt, &out) < 0) {
+		fprintf(stderr, "ctp-cat: cannot set up the output: %s\n", strerror(errno));
+		ctp_trace_reader_free(r);
+		return CTP_CAT_EXIT_FAILURE;
+	}
+
+	int status = CTP_CAT_EXIT_OK;
+	bool output_failed = false;
+	struct ctp_trace_line line;
+	enum ctp_trace_item item;
+	while ((item = ctp_trace_reader_next(r, &line)) != CTP_TRACE_END) {
+		if (item == CTP_TRACE_BAD_LINE) {
+			uint64_t bad = ctp_trace_reader_end(r)->bad_lines;
+			if (bad <= BAD_LINES_SHOWN)
+				fprintf(stderr, "ctp-cat: %s: line %" PRIu64 ": %s; skipped\n",
+					name, line.number, line.error);
+			if (bad == BAD_LINES_SHOWN)
+				fprintf(stderr, "ctp-cat: %s: further bad lines are only counted\n",
+					name);
+			status = CTP_CAT_EXIT_INCOMPLETE;
+			continue;
+		}
+		if (out.line(out.state, &line) < 0) {
+			output_failed = true;
+			break;
+		}
+	}
+	if (!output_failed && out.finish(out.state) < 0)
+		output_failed = true;
+
+	if (output_failed) {
+		/* The reader of our output is gone (`ctp-cat t | head`): it has what it wanted.
+		 * Stop quietly with what was seen so far; the rest was not read, so not judged. */
+		if (errno != EPIPE) {
+			fprintf(stderr, "ctp-cat: write error: %s\n", strerror(errno));
+			status = CTP_CAT_EXIT_FAILURE;
+		}
+	} else {
+		int end_status = report_end(name, ctp_trace_reader_end(r));
+		if (end_status > status)
+			status = end_status;
+	}
+	out.free(out.state);
+	ctp_trace_reader_free(r);
+	return status;
+}
