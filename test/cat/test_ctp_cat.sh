@@ -1,0 +1,118 @@
+#!/bin/bash
+# ctp-cat as a user runs it: output, stderr messages and exit codes on whole, cut, wrong and
+# missing traces. Inputs are made here with the zstd command, one frame per group of lines.
+# Usage: test_ctp_cat.sh PATH-TO-ctp-cat
+set -u
+CAT=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+failures=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+# expect_rc WANT DESCRIPTION CMD...: runs CMD with stdout in out, stderr in err.
+expect_rc() {
+	local want=$1 what=$2
+	shift 2
+	"$@" >out 2>err
+	local rc=$?
+	[ "$rc" -eq "$want" ] || fail "$what: exit $rc, expected $want (stderr: $(cat err))"
+}
+
+expect_err() {
+	grep -qF -- "$1" err || fail "stderr lacks '$1': $(cat err)"
+}
+
+header='{"type":"trace","format":"ctp-trace","version":1,"tool":"ctp test","start":5}'
+printf '%s\n{"type":"process","pid":9,"ppid":1,"exe":"/bin/x","argv":["x"]}\n' "$header" >plain
+zstd -q -c plain >trace.zst
+for f in 1 2 3 4 5; do
+	: >frame
+	for i in 1 2 3 4; do
+		printf '{"type":"switch","pid":9,"tid":9,"ts":%d,"from":%d,"to":%d,"how":"swapcontext","stack":null}\n' \
+			"$f$i" "$i" "$f" >>frame
+	done
+	cat frame >>plain
+	zstd -q -c frame >>trace.zst
+done
+size=$(stat -c %s trace.zst)
+last_frame=$((size - $(zstd -q -c frame | wc -c)))
+
+# A whole trace: the lines, byte for byte, exit 0, nothing on stderr.
+expect_rc 0 "whole trace" "$CAT" trace.zst
+cmp -s out plain || fail "whole trace: output differs from the lines written"
+[ -s err ] && fail "whole trace: stderr not empty: $(cat err)"
+expect_rc 0 "from stdin" "$CAT" - <trace.zst
+cmp -s out plain || fail "stdin: output differs"
+
+# Cut inside the last frame: all lines of the whole frames, the cut told, exit 1.
+cut=$((size - 5))
+head -c $cut trace.zst >cut.zst
+expect_rc 1 "cut trace" "$CAT" cut.zst
+expect_err "ctp-cat: cut.zst: trace cut off at byte $cut (last complete frame ends at byte $last_frame); "
+head -n 18 plain | cmp -s - <(head -n 18 out) || fail "cut trace: the whole frames' lines differ"
+[ "$(wc -l <out)" -ge 18 ] || fail "cut trace: fewer lines than the whole frames hold"
+grep -qF "$(wc -l <out) lines read" err || fail "cut trace: line count in message: $(cat err)"
+head -c $cut trace.zst | "$CAT" - >/dev/null 2>err
+grep -qF "ctp-cat: (standard input): trace cut off at byte $cut" err || fail "cut stdin: $(cat err)"
+
+# Not zstd, not a trace, empty, missing, a directory.
+expect_rc 2 "plain text" "$CAT" plain
+expect_err "ctp-cat: plain: not a ctp trace (not zstd-compressed)"
+echo '{"hello":"world"}' | zstd -q -c >other.zst
+expect_rc 2 "zstd, not a trace" "$CAT" other.zst
+expect_err "ctp-cat: other.zst: not a ctp trace ("
+[ -s out ] && fail "not a trace: something printed on stdout"
+: >empty
+expect_rc 2 "empty file" "$CAT" empty
+expect_err "not a ctp trace (empty file)"
+expect_rc 2 "missing file" "$CAT" no-such-file
+expect_err "ctp-cat: no-such-file: cannot open: No such file or directory"
+mkdir adir
+expect_rc 2 "directory" "$CAT" adir
+expect_err "ctp-cat: adir: read error: Is a directory"
+
+# A bad line in the middle: warned with its number, skipped, the rest printed, exit 1.
+printf '%s\n{"type":"loss","pid":9,"tid":9,"count":3}\nnot json\n{"type":"exit","pid":9,"status":0}\n' \
+	"$header" | zstd -q -c >badline.zst
+expect_rc 1 "bad line" "$CAT" badline.zst
+expect_err "ctp-cat: badline.zst: line 3: not valid JSON"
+[ "$(wc -l <out)" -eq 3 ] || fail "bad line: expected 3 lines out, got $(wc -l <out)"
+grep -q '"type":"exit"' out || fail "bad line: the line after it is missing"
+
+# Garbage after whole frames: the frames are printed, the damage told, exit 1.
+cat trace.zst plain >tail.zst
+expect_rc 1 "garbage after the frames" "$CAT" tail.zst
+expect_err "damaged zstd data after byte $size"
+cmp -s out plain || fail "garbage after the frames: output differs"
+
+# A reader that goes away: quiet, exit 0, however much was left.
+for i in $(seq 1 20000); do
+	printf '{"type":"switch","pid":9,"tid":9,"ts":%d,"from":1,"to":2,"how":"swapcontext","stack":null}\n' "$i"
+done >many
+(echo "$header"; cat many) | zstd -q -c >many.zst
+"$CAT" many.zst 2>err | head -n 1 >out
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 0 ] || fail "closed stdout: exit $rc"
+[ -s err ] && fail "closed stdout: stderr not empty: $(cat err)"
+grep -qF '"type":"trace"' out || fail "closed stdout: first line missing"
+
+# Usage.
+expect_rc 0 "--help" "$CAT" --help
+grep -q "Exit status" out || fail "--help does not document the exit status"
+expect_rc 0 "--version" "$CAT" --version
+grep -q "^ctp-cat (ctp " out || fail "--version: $(cat out)"
+expect_rc 2 "no file" "$CAT"
+expect_rc 2 "unknown option" "$CAT" --bogus trace.zst
+expect_err "unknown option '--bogus'"
+expect_rc 2 "two files" "$CAT" trace.zst trace.zst
+
+if [ "$failures" -ne 0 ]; then
+	echo "$failures check(s) failed" >&2
+	exit 1
+fi
+echo "all ctp-cat checks passed"
