@@ -55,6 +55,12 @@ uint64_t ctp_ring_fill(const struct ctp_ring_producer *p)
 	return p->head - p->cached_tail;
 }
 
+uint64_t ctp_ring_fill_fresh(struct ctp_ring_producer *p)
+{
+	p->cached_tail = CTP_LOAD_ACQUIRE(&p->ring->tail);
+	return p->head - p->cached_tail;
+}
+
 enum ctp_ring_status ctp_ring_consume(struct ctp_ring *ring, const uint8_t *data, uint64_t capacity,
 				      uint64_t max_bytes, ctp_ring_visit_fn visit, void *ctx,
 				      uint64_t *bytes_read)

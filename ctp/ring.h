@@ -28,8 +28,12 @@ void *ctp_ring_reserve(struct ctp_ring_producer *p, uint32_t size);
 /* Publishes the record of the last successful reserve. */
 void ctp_ring_commit(struct ctp_ring_producer *p);
 
-/* Bytes published and not yet consumed, as the producer sees them. */
+/* Bytes published and not yet consumed, as the producer last saw the consumer's tail: an
+ * overestimate, free of any shared read. */
 uint64_t ctp_ring_fill(const struct ctp_ring_producer *p);
+
+/* The same, after reading the consumer's tail afresh. */
+uint64_t ctp_ring_fill_fresh(struct ctp_ring_producer *p);
 
 /* ---- consumer ---- */
 

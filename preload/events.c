@@ -1,0 +1,165 @@
+/* A coroutine's life as the preload records it: each change goes to its station (the current
+ * state, exact even when records are dropped) and, as a record, to the thread's ring (the
+ * history). Switches are the hot path: no syscall, no lock, no allocation here. */
+#include <string.h>
+
+#include "ctp/station.h"
+#include "preload.h"
+
+static inline struct ctp_rec make_header(uint32_t size, uint8_t type, uint32_t nframes,
+					 uint32_t aux)
+{
+	return (struct ctp_rec){
+		.size = (uint16_t)size, .type = type, .nframes = (uint8_t)nframes, .aux = aux};
+}
+
+void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
+		    uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
+		    uint32_t skip)
+{
+	uint64_t frames[CTP_MAX_STACK_DEPTH];
+	uint32_t n = 0;
+	if (kind != CTP_KIND_THREAD)
+		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
+	uint64_t now = ctp_now();
+	struct ctp_station *s = ctp_station_at(idx);
+	ctp_station_write_begin(s);
+	CTP_STORE_RELAXED(&s->coro, coro);
+	CTP_STORE_RELAXED(&s->kind, kind);
+	CTP_STORE_RELAXED(&s->state, state);
+	CTP_STORE_RELAXED(&s->tid, t->tid);
+	CTP_STORE_RELAXED(&s->entry, entry);
+	CTP_STORE_RELAXED(&s->created, now);
+	CTP_STORE_RELAXED(&s->last_switch, now);
+	CTP_STORE_RELAXED(&s->switches, state == CTP_STATE_RUNNING ? 1 : 0);
+	CTP_STORE_RELAXED(&s->stack_lo, stack_lo);
+	CTP_STORE_RELAXED(&s->stack_hi, stack_hi);
+	CTP_STORE_RELAXED(&s->wait_fd, -1);
+	CTP_STORE_RELAXED(&s->wait_op, CTP_OP_NONE);
+	CTP_STORE_RELAXED(&s->stack_len, 0);
+	ctp_station_write_end(s);
+
+	uint32_t size = sizeof(struct ctp_rec_create) + 8 * n;
+	struct ctp_rec_create *rec = ctp_emit_reserve(t, size);
+	if (!rec)
+		return;
+	rec->h = make_header(size, CTP_REC_CREATE, n, kind);
+	rec->ts = now;
+	rec->coro = coro;
+	rec->parent = t->current == CTP_NO_STATION || t->current == idx
+			      ? 0
+			      : CTP_LOAD_RELAXED(&ctp_station_at(t->current)->coro);
+	rec->entry = entry;
+	rec->stack_lo = stack_lo;
+	rec->stack_hi = stack_hi;
+	memcpy(rec->frames, frames, 8 * n);
+	ctp_emit_commit(t);
+}
+
+static void station_suspend(struct ctp_station *s, uint64_t now, const uint64_t *frames, uint32_t n)
+{
+	ctp_station_write_begin(s);
+	CTP_STORE_RELAXED(&s->state, CTP_STATE_SUSPENDED);
+	CTP_STORE_RELAXED(&s->last_switch, now);
+	CTP_STORE_RELAXED(&s->stack_len, n);
+	for (uint32_t i = 0; i < n; i++)
+		CTP_STORE_RELAXED(&s->frames[i], frames[i]);
+	ctp_station_write_end(s);
+}
+
+static void station_resume(struct ctp_station *s, uint32_t tid, uint64_t now)
+{
+	ctp_station_write_begin(s);
+	CTP_STORE_RELAXED(&s->state, CTP_STATE_RUNNING);
+	CTP_STORE_RELAXED(&s->tid, tid);
+	CTP_STORE_RELAXED(&s->last_switch, now);
+	CTP_STORE_RELAXED(&s->switches, CTP_LOAD_RELAXED(&s->switches) + 1);
+	ctp_station_write_end(s);
+}
+
+static void station_exit(struct ctp_station *s, uint64_t now)
+{
+	ctp_station_write_begin(s);
+	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
+	CTP_STORE_RELAXED(&s->last_switch, now);
+	CTP_STORE_RELAXED(&s->stack_len, 0);
+	ctp_station_write_end(s);
+}
+
+static void emit_switch(struct ctp_thread *t, uint64_t now, uint64_t from, uint64_t to,
+			uint32_t how, const uint64_t *frames, uint32_t n)
+{
+	uint32_t size = sizeof(struct ctp_rec_switch) + 8 * n;
+	struct ctp_rec_switch *rec = ctp_emit_reserve(t, size);
+	if (!rec)
+		return;
+	rec->h = make_header(size, CTP_REC_SWITCH, n, how);
+	rec->ts = now;
+	rec->from = from;
+	rec->to = to;
+	for (uint32_t i = 0; i < n; i++)
+		rec->frames[i] = frames[i];
+	ctp_emit_commit(t);
+}
+
+static void emit_exit(struct ctp_thread *t, uint64_t now, uint64_t coro, uint32_t how)
+{
+	struct ctp_rec_exit *rec = ctp_emit_reserve(t, sizeof(*rec));
+	if (!rec)
+		return;
+	rec->h = make_header(sizeof(*rec), CTP_REC_EXIT, 0, how);
+	rec->ts = now;
+	rec->coro = coro;
+	ctp_emit_commit(t);
+}
+
+void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip)
+{
+	uint64_t frames[CTP_MAX_STACK_DEPTH];
+	uint32_t n = 0;
+	if (ctp_proc.config.stack_depth)
+		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
+	uint64_t now = ctp_now();
+	struct ctp_station *from_s = ctp_station_at(t->current);
+	struct ctp_station *to_s = ctp_station_at(to);
+	station_suspend(from_s, now, frames, n);
+	station_resume(to_s, t->tid, now);
+	emit_switch(t, now, CTP_LOAD_RELAXED(&from_s->coro), CTP_LOAD_RELAXED(&to_s->coro), how,
+		    frames, n);
+	t->current = to;
+}
+
+static void recycle(struct ctp_thread *t, uint32_t idx)
+{
+	struct ctp_station *s = ctp_station_at(idx);
+	if (idx == t->self || CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD)
+		return; /* a thread's own station lives as long as the thread */
+	ctp_stackmap_remove(idx, CTP_LOAD_RELAXED(&s->stack_lo), CTP_LOAD_RELAXED(&s->stack_hi));
+	ctp_station_free(idx);
+}
+
+void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
+{
+	uint64_t now = ctp_now();
+	uint32_t from = t->current;
+	struct ctp_station *from_s = ctp_station_at(from);
+	uint64_t from_coro = CTP_LOAD_RELAXED(&from_s->coro);
+	emit_exit(t, now, from_coro, how);
+	station_exit(from_s, now);
+	if (to != CTP_NO_STATION) {
+		struct ctp_station *to_s = ctp_station_at(to);
+		station_resume(to_s, t->tid, now);
+		emit_switch(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how, NULL, 0);
+		t->current = to;
+	}
+	recycle(t, from);
+}
+
+void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx)
+{
+	uint64_t now = ctp_now();
+	struct ctp_station *s = ctp_station_at(idx);
+	emit_exit(t, now, CTP_LOAD_RELAXED(&s->coro), 0);
+	station_exit(s, now);
+	recycle(t, idx);
+}

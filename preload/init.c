@@ -1,0 +1,123 @@
+/* Process-wide start of tracing: configuration from CTP_* variables, the segment, the
+ * connection to the collector, and what must be redone in a forked child. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+struct ctp_process ctp_proc;
+
+void ctp_log(const char *a, const char *b, const char *c)
+{
+	const char *parts[] = {"ctp: ", a, b, c, "\n"};
+	int saved = errno;
+	for (unsigned i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i])
+			(void)!syscall(SYS_write, 2, parts[i], strlen(parts[i]));
+	errno = saved;
+}
+
+static uint64_t env_u64(const char *name, uint64_t fallback, uint64_t max)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return fallback;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || v > max) {
+		ctp_log("ignoring ", name, ": not a number in range");
+		return fallback;
+	}
+	return v;
+}
+
+static uint64_t round_up_pow2(uint64_t v)
+{
+	uint64_t p = 4096;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static void read_config(struct ctp_config *c)
+{
+	c->stack_depth =
+		(uint32_t)env_u64("CTP_STACK_DEPTH", CTP_DEFAULT_STACK_DEPTH, CTP_MAX_STACK_DEPTH);
+	c->ring_bytes = round_up_pow2(env_u64("CTP_RING_KB", 1024, 1u << 20) * 1024);
+	c->segment_max = env_u64("CTP_SEGMENT_MAX_MB", 1024, 1u << 20) << 20;
+	c->socket_path = getenv("CTP_SOCKET");
+}
+
+void ctp_process_stop(const char *why)
+{
+	int expected = CTP_PROC_TRACING;
+	if (__atomic_compare_exchange_n(&ctp_proc.state, &expected, CTP_PROC_OFF, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		ctp_log("tracing stopped: ", why, NULL);
+}
+
+static void fork_child(void)
+{
+	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
+		return;
+	ctp_proc.pid = (uint32_t)getpid();
+	if (!ctp_segment_fork_child()) {
+		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
+		return;
+	}
+	ctp_stations_fork_child();
+	ctp_threads_fork_child();
+	if (!ctp_connection_open())
+		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
+}
+
+static void initialize(void)
+{
+	read_config(&ctp_proc.config);
+	ctp_proc.pid = (uint32_t)getpid();
+	if (!ctp_proc.config.socket_path) {
+		/* Loaded without a collector to talk to: stay out of the way. */
+		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
+		return;
+	}
+	ctp_proc.use_tsc = ctp_tsc_is_invariant();
+	if (!ctp_segment_create()) {
+		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
+		return;
+	}
+	if (ctp_proc.config.stack_depth)
+		ctp_unwind_init();
+	ctp_modules_scan();
+	if (!ctp_connection_open()) {
+		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
+		return;
+	}
+	pthread_atfork(NULL, NULL, fork_child);
+	ctp_crash_handlers_install();
+	__atomic_store_n(&ctp_proc.state, CTP_PROC_TRACING, __ATOMIC_RELEASE);
+}
+
+bool ctp_process_ready(void)
+{
+	int state = __atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(state == CTP_PROC_TRACING, 1))
+		return true;
+	if (state != CTP_PROC_UNINIT)
+		return false; /* off, or being initialised (by this thread, re-entered) */
+	int expected = CTP_PROC_UNINIT;
+	if (!__atomic_compare_exchange_n(&ctp_proc.state, &expected, CTP_PROC_INITIALIZING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return false; /* another thread initialises; its hooks pass through meanwhile */
+	initialize();
+	return __atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING;
+}
+
+__attribute__((constructor)) static void ctp_preload_constructor(void)
+{
+	if (ctp_process_ready())
+		ctp_thread_get(); /* the main thread's own stack is a coroutine from the start */
+}

@@ -1,0 +1,142 @@
+/* The module table: every loaded object with its load bias, range and build-id, so that the
+ * collector can symbolize after the process is gone. Rescanned after each dlopen. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ctp/atomics.h"
+#include "preload.h"
+#include "real.h"
+
+enum { MODULES_PER_CHUNK = 256 };
+
+static struct ctp_module_chunk *current_chunk;
+static int scan_lock;
+
+static void fill_modules(void *block, uint64_t off, void *arg)
+{
+	(void)off;
+	(void)arg;
+	struct ctp_module_chunk *c = block;
+	c->capacity = MODULES_PER_CHUNK;
+	c->count = 0;
+}
+
+static bool known(uint64_t base, const char *path)
+{
+	uint64_t off = CTP_LOAD_ACQUIRE(&ctp_seg.hdr->blocks_head);
+	while (off) {
+		struct ctp_block *b = ctp_segment_ptr(off);
+		if (b->kind == CTP_BLOCK_MODULES) {
+			struct ctp_module_chunk *c = (struct ctp_module_chunk *)b;
+			for (uint32_t i = 0; i < c->count; i++)
+				if (c->modules[i].base == base &&
+				    strncmp(c->modules[i].path, path, CTP_MODULE_PATH_MAX - 1) == 0)
+					return true;
+		}
+		off = b->next;
+	}
+	return false;
+}
+
+static struct ctp_module *next_entry(void)
+{
+	if (!current_chunk || current_chunk->count == current_chunk->capacity) {
+		uint64_t off = ctp_segment_alloc_block(CTP_BLOCK_MODULES,
+						       sizeof(struct ctp_module_chunk) +
+							       MODULES_PER_CHUNK *
+								       sizeof(struct ctp_module),
+						       fill_modules, NULL);
+		if (!off)
+			return NULL;
+		current_chunk = ctp_segment_ptr(off);
+	}
+	return &current_chunk->modules[current_chunk->count];
+}
+
+static void read_build_id(const struct dl_phdr_info *info, struct ctp_module *m)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const uint8_t *name = p + sizeof(*n);
+			const uint8_t *desc = name + ((n->n_namesz + 3) & ~3u);
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && n->n_descsz <= CTP_BUILD_ID_MAX) {
+				memcpy(m->build_id, desc, n->n_descsz);
+				m->build_id_len = n->n_descsz;
+				return;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	char path[CTP_MODULE_PATH_MAX];
+	const char *name = info->dlpi_name;
+	if (!name || !*name) {
+		/* The main program: its name is empty here. */
+		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", path, sizeof(path) - 1);
+		path[n > 0 ? n : 0] = 0;
+	} else {
+		strncpy(path, name, sizeof(path) - 1);
+		path[sizeof(path) - 1] = 0;
+	}
+	if (known(info->dlpi_addr, path))
+		return 0;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (hi == 0)
+		return 0;
+	struct ctp_module *m = next_entry();
+	if (!m)
+		return 1;
+	memset(m, 0, sizeof(*m));
+	m->base = info->dlpi_addr;
+	m->lo = lo;
+	m->hi = hi;
+	memcpy(m->path, path, sizeof(m->path));
+	read_build_id(info, m);
+	/* Release: the entry is complete before the collector counts it. */
+	CTP_STORE_RELEASE(&current_chunk->count, current_chunk->count + 1);
+	return 0;
+}
+
+void ctp_modules_scan(void)
+{
+	while (__atomic_exchange_n(&scan_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	dl_iterate_phdr(add_module, NULL);
+	__atomic_store_n(&scan_lock, 0, __ATOMIC_RELEASE);
+}
+
+CTP_EXPORT void *dlopen(const char *file, int mode)
+{
+	CTP_REAL(dlopen);
+	void *handle = real_dlopen(file, mode);
+	if (handle && ctp_process_ready())
+		ctp_modules_scan();
+	return handle;
+}

@@ -1,0 +1,143 @@
+/* Station allocation. Indices come from a free list of ended coroutines' stations, else from
+ * the header's high-water mark; a chunk of stations is allocated when an index falls past the
+ * last one. The preload finds a station by index through a private directory of chunks. */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "ctp/atomics.h"
+#include "preload.h"
+
+enum { MAX_CHUNKS = 1 << 16 };
+
+struct station_dir {
+	uint8_t *chunk[MAX_CHUNKS]; /* station 0 of each chunk; published with release */
+	struct ctp_coro_private *priv[MAX_CHUNKS];
+	/* Free list head: index + 1 in the low 32 bits (0 = empty), a tag in the high 32 bits so
+	 * that a pop racing with pop+push of the same index fails (ABA). */
+	uint64_t free_head;
+};
+
+static struct station_dir dir;
+
+static uint32_t per_chunk(void)
+{
+	return ctp_seg.hdr->stations_per_chunk;
+}
+
+struct chunk_fill {
+	uint32_t first;
+	uint32_t count;
+	uint64_t stations_off;
+};
+
+static void fill_chunk(void *block, uint64_t off, void *arg)
+{
+	struct ctp_station_chunk *c = block;
+	struct chunk_fill *f = arg;
+	c->first = f->first;
+	c->count = f->count;
+	_Static_assert(sizeof(*c) <= CTP_CACHE_LINE, "stations start on the next line");
+	c->stations_off = off + CTP_CACHE_LINE;
+	f->stations_off = c->stations_off;
+}
+
+static bool ensure_chunk(uint32_t n)
+{
+	if (CTP_LOAD_ACQUIRE(&dir.chunk[n]))
+		return true;
+	uint32_t count = per_chunk();
+	uint32_t size = ctp_seg.hdr->station_size;
+	struct chunk_fill f = {.first = n * count, .count = count};
+	/* Private data first, so that it is there when the chunk is seen. */
+	size_t priv_bytes = (size_t)count * sizeof(struct ctp_coro_private);
+	void *priv =
+		mmap(NULL, priv_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (priv == MAP_FAILED)
+		return false;
+	uint64_t off = ctp_segment_alloc_block(CTP_BLOCK_STATIONS,
+					       sizeof(struct ctp_station_chunk) + CTP_CACHE_LINE +
+						       (uint64_t)count * size,
+					       fill_chunk, &f);
+	if (!off) {
+		munmap(priv, priv_bytes);
+		return false;
+	}
+	/* Two threads may race to make the same chunk: the loser's block stays in the list with
+	 * all stations free, which the collector reads as nothing. */
+	uint8_t *expected = NULL;
+	if (!__atomic_compare_exchange_n(&dir.chunk[n], &expected, ctp_segment_ptr(f.stations_off),
+					 false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+		munmap(priv, priv_bytes);
+		return true;
+	}
+	CTP_STORE_RELEASE(&dir.priv[n], (struct ctp_coro_private *)priv);
+	return true;
+}
+
+struct ctp_station *ctp_station_at(uint32_t idx)
+{
+	uint32_t count = per_chunk();
+	uint8_t *chunk = CTP_LOAD_ACQUIRE(&dir.chunk[idx / count]);
+	return (struct ctp_station *)(chunk + (uint64_t)(idx % count) * ctp_seg.hdr->station_size);
+}
+
+struct ctp_coro_private *ctp_station_private(uint32_t idx)
+{
+	uint32_t count = per_chunk();
+	struct ctp_coro_private *p = CTP_LOAD_ACQUIRE(&dir.priv[idx / count]);
+	return p ? &p[idx % count] : NULL;
+}
+
+static uint32_t pop_free(void)
+{
+	uint64_t head = CTP_LOAD_ACQUIRE(&dir.free_head);
+	for (;;) {
+		uint32_t top = (uint32_t)head;
+		if (top == 0)
+			return CTP_NO_STATION;
+		uint32_t next = CTP_LOAD_RELAXED(&ctp_station_at(top - 1)->free_next);
+		uint64_t replacement = ((head >> 32) + 1) << 32 | next;
+		if (__atomic_compare_exchange_n(&dir.free_head, &head, replacement, true,
+						__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+			return top - 1;
+	}
+}
+
+uint32_t ctp_station_alloc(void)
+{
+	uint32_t idx = pop_free();
+	if (idx != CTP_NO_STATION)
+		return idx;
+	idx = __atomic_fetch_add(&ctp_seg.hdr->station_count, 1, __ATOMIC_RELAXED);
+	if (idx / per_chunk() >= MAX_CHUNKS || !ensure_chunk(idx / per_chunk())) {
+		__atomic_fetch_add(&ctp_seg.hdr->stations_lost, 1, __ATOMIC_RELAXED);
+		return CTP_NO_STATION;
+	}
+	return idx;
+}
+
+void ctp_station_free(uint32_t idx)
+{
+	struct ctp_station *s = ctp_station_at(idx);
+	uint64_t head = CTP_LOAD_RELAXED(&dir.free_head);
+	do {
+		CTP_STORE_RELAXED(&s->free_next, (uint32_t)head);
+	} while (!__atomic_compare_exchange_n(&dir.free_head, &head,
+					      ((head >> 32) + 1) << 32 | (idx + 1), true,
+					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+void ctp_stations_each(void (*fn)(uint32_t idx, struct ctp_station *s, void *arg), void *arg)
+{
+	uint32_t n = CTP_LOAD_RELAXED(&ctp_seg.hdr->station_count);
+	uint32_t count = per_chunk();
+	for (uint32_t i = 0; i < n; i++)
+		if (CTP_LOAD_ACQUIRE(&dir.chunk[i / count]))
+			fn(i, ctp_station_at(i), arg);
+}
+
+void ctp_stations_fork_child(void)
+{
+	/* The directory still points into the same range, now our own copy. Only stations of
+	 * threads other than the forking one need fixing: those threads do not exist here. */
+}

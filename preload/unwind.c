@@ -1,0 +1,35 @@
+/* Suspend stacks with libunwind's unw_backtrace (about 90 ns for 13 frames). libunwind is
+ * loaded privately (RTLD_LOCAL): linked normally, its exported _Unwind_* would take over C++
+ * exception handling in the traced program. Symbolization happens in the collector. */
+#include <dlfcn.h>
+
+#include "preload.h"
+
+typedef int (*backtrace_fn)(void **buffer, int size);
+static backtrace_fn unw_backtrace_fn;
+
+void ctp_unwind_init(void)
+{
+	void *lib = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+	if (lib)
+		unw_backtrace_fn = (backtrace_fn)dlsym(lib, "unw_backtrace");
+	if (!unw_backtrace_fn)
+		ctp_log("libunwind.so.8 not found: suspend stacks are off", NULL, NULL);
+}
+
+__attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, uint32_t skip)
+{
+	void *buf[CTP_MAX_STACK_DEPTH + 8];
+	if (!unw_backtrace_fn || max == 0)
+		return 0;
+	skip += 1; /* this function's own frame */
+	if (skip > 8)
+		skip = 8;
+	int n = unw_backtrace_fn(buf, (int)(max + skip));
+	if (n <= (int)skip)
+		return 0;
+	uint32_t got = (uint32_t)n - skip;
+	for (uint32_t i = 0; i < got; i++)
+		frames[i] = (uint64_t)buf[i + skip];
+	return got;
+}
