@@ -1,0 +1,182 @@
+#include "ctp/zwriter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "ctp/clock.h"
+
+struct ctp_zwriter {
+	int fd;
+	char *path;
+	ZSTD_CCtx *cctx;
+	char *raw; /* text of the frame being built */
+	size_t raw_len;
+	uint64_t frame_start_ns; /* when the frame's first byte arrived */
+	void *out;		 /* compressed frame */
+	size_t out_cap;
+	uint64_t good_off; /* file offset after the last frame written whole */
+	struct ctp_zwriter_stats st;
+};
+
+struct ctp_zwriter *ctp_zwriter_open(const char *path, int level)
+{
+	struct ctp_zwriter *z = calloc(1, sizeof(*z));
+	if (!z)
+		return NULL;
+	z->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (z->fd < 0)
+		goto fail;
+	z->path = strdup(path);
+	z->cctx = ZSTD_createCCtx();
+	z->raw = malloc(CTP_ZWRITER_FRAME_BYTES);
+	z->out_cap = ZSTD_compressBound(CTP_ZWRITER_FRAME_BYTES);
+	z->out = malloc(z->out_cap);
+	if (!z->path || !z->cctx || !z->raw || !z->out) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level);
+	/* A checksum per frame lets a reader tell a damaged frame from a good one. */
+	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 1);
+	return z;
+fail:;
+	int saved = errno;
+	if (z->fd >= 0)
+		close(z->fd);
+	ZSTD_freeCCtx(z->cctx);
+	free(z->path);
+	free(z->raw);
+	free(z->out);
+	free(z);
+	errno = saved;
+	return NULL;
+}
+
+static uint64_t count_lines(const char *p, size_t n)
+{
+	uint64_t lines = 0;
+	const char *end = p + n;
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		lines++;
+		p++;
+	}
+	return lines;
+}
+
+static void write_failed(struct ctp_zwriter *z, int err, const char *text, size_t n)
+{
+	if (!z->st.error) {
+		z->st.error = err;
+		fprintf(stderr,
+			"ctp-collector: cannot write %s: %s; the trace keeps what was written "
+			"before, "
+			"later lines are lost until writing works again\n",
+			z->path, strerror(err));
+	}
+	z->st.lost_lines += count_lines(text, n);
+	/* Cut back a partial frame so the file stays a sequence of whole frames. */
+	if (ftruncate(z->fd, (off_t)z->good_off) == 0)
+		lseek(z->fd, (off_t)z->good_off, SEEK_SET);
+}
+
+/* Compresses `n` bytes of whole lines into one frame and appends it to the file. */
+static void write_frame(struct ctp_zwriter *z, const char *text, size_t n)
+{
+	void *out = z->out;
+	size_t cap = z->out_cap;
+	void *big = NULL;
+	if (ZSTD_compressBound(n) > cap) {
+		cap = ZSTD_compressBound(n);
+		out = big = malloc(cap);
+		if (!out) {
+			write_failed(z, ENOMEM, text, n);
+			return;
+		}
+	}
+	size_t zn = ZSTD_compress2(z->cctx, out, cap, text, n);
+	if (ZSTD_isError(zn)) {
+		fprintf(stderr, "ctp-collector: zstd: %s\n", ZSTD_getErrorName(zn));
+		write_failed(z, EIO, text, n);
+		free(big);
+		return;
+	}
+	const char *p = out;
+	size_t left = zn;
+	while (left > 0) {
+		ssize_t w = write(z->fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			write_failed(z, w < 0 ? errno : ENOSPC, text, n);
+			free(big);
+			return;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	z->good_off += zn;
+	z->st.file_bytes += zn;
+	z->st.frames++;
+	free(big);
+}
+
+void ctp_zwriter_flush(struct ctp_zwriter *z)
+{
+	if (z->raw_len == 0)
+		return;
+	write_frame(z, z->raw, z->raw_len);
+	z->raw_len = 0;
+}
+
+void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n)
+{
+	z->st.raw_bytes += n;
+	if (n > CTP_ZWRITER_FRAME_BYTES - z->raw_len)
+		ctp_zwriter_flush(z);
+	if (n > CTP_ZWRITER_FRAME_BYTES) {
+		/* One huge line (a deep stack of long C++ names): a frame of its own. */
+		write_frame(z, data, n);
+		return;
+	}
+	if (z->raw_len == 0)
+		z->frame_start_ns = ctp_monotonic_ns();
+	memcpy(z->raw + z->raw_len, data, n);
+	z->raw_len += n;
+}
+
+void ctp_zwriter_tick(struct ctp_zwriter *z, uint64_t now_ns)
+{
+	if (z->raw_len && now_ns - z->frame_start_ns >= CTP_ZWRITER_FRAME_NS)
+		ctp_zwriter_flush(z);
+}
+
+void ctp_zwriter_stats(const struct ctp_zwriter *z, struct ctp_zwriter_stats *out)
+{
+	*out = z->st;
+}
+
+bool ctp_zwriter_close(struct ctp_zwriter *z, struct ctp_zwriter_stats *out)
+{
+	ctp_zwriter_flush(z);
+	bool ok = z->st.error == 0;
+	if (close(z->fd) != 0) {
+		if (ok)
+			fprintf(stderr, "ctp-collector: closing %s: %s\n", z->path,
+				strerror(errno));
+		ok = false;
+	}
+	if (out)
+		*out = z->st;
+	ZSTD_freeCCtx(z->cctx);
+	free(z->path);
+	free(z->raw);
+	free(z->out);
+	free(z);
+	return ok;
+}

@@ -1,0 +1,49 @@
+/* Writes a trace file as a sequence of independent zstd frames. Each frame holds whole lines;
+ * it is closed when it reaches about 1 MiB of text, when a second has passed since its first
+ * byte (ctp_zwriter_tick), and at the end. Every closed frame is complete on disk, so a trace
+ * cut off by a crash or a full disk decompresses up to its last frame.
+ *
+ * A write error (a full disk) does not stop the writer: it is reported once on stderr, the
+ * file is cut back to the end of its last complete frame (so that what is on disk stays
+ * readable), the lost lines are counted, and later frames are tried again. */
+#ifndef CTP_ZWRITER_H
+#define CTP_ZWRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTP_ZWRITER_FRAME_BYTES (1u << 20)
+#define CTP_ZWRITER_FRAME_NS 1000000000ull
+
+struct ctp_zwriter;
+
+struct ctp_zwriter_stats {
+	uint64_t raw_bytes;  /* text bytes handed to the writer */
+	uint64_t file_bytes; /* compressed bytes on disk */
+	uint64_t frames;
+	uint64_t lost_lines; /* lines in frames that could not be written (counted then) */
+	int error;	     /* errno of the first write error, 0 = none */
+};
+
+/* Creates (truncates) `path` with mode 0644 and compresses at `level`. On failure returns NULL
+ * with errno set. */
+struct ctp_zwriter *ctp_zwriter_open(const char *path, int level);
+
+/* Appends whole lines (the caller never splits a line between calls). */
+void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n);
+
+/* Closes the current frame if its first byte is older than CTP_ZWRITER_FRAME_NS at `now_ns`
+ * (CLOCK_MONOTONIC). Call it at least every few hundred milliseconds. */
+void ctp_zwriter_tick(struct ctp_zwriter *z, uint64_t now_ns);
+
+/* Closes the current frame now. */
+void ctp_zwriter_flush(struct ctp_zwriter *z);
+
+void ctp_zwriter_stats(const struct ctp_zwriter *z, struct ctp_zwriter_stats *out);
+
+/* Flushes, closes the file and frees the writer. Returns false if anything could not be
+ * written (the reason was already reported) or if closing failed. */
+bool ctp_zwriter_close(struct ctp_zwriter *z, struct ctp_zwriter_stats *out);
+
+#endif
