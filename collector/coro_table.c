@@ -1,0 +1,78 @@
+#include "collector/coro_table.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t slot_of(uint64_t id, size_t cap)
+{
+	/* Fibonacci hashing: ids are mostly consecutive, the multiply spreads them. */
+	return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+void ctp_coro_table_free(struct ctp_coro_table *t)
+{
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static void rehash(struct ctp_coro_table *t, size_t cap)
+{
+	struct ctp_coro *slots = calloc(cap, sizeof(*slots));
+	if (!slots) {
+		fputs("ctp-collector: out of memory (coroutine table)\n", stderr);
+		abort();
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->slots[i].id)
+			continue;
+		size_t j = slot_of(t->slots[i].id, cap);
+		while (slots[j].id)
+			j = (j + 1) & (cap - 1);
+		slots[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = cap;
+}
+
+void ctp_coro_table_reserve(struct ctp_coro_table *t, size_t n)
+{
+	/* Keep the load under 1/2 so that probes stay short. */
+	size_t cap = t->cap ? t->cap : 64;
+	while ((t->count + n) * 2 > cap)
+		cap *= 2;
+	if (cap != t->cap)
+		rehash(t, cap);
+}
+
+struct ctp_coro *ctp_coro_find(const struct ctp_coro_table *t, uint64_t id)
+{
+	if (!t->cap || !id)
+		return NULL;
+	for (size_t j = slot_of(id, t->cap);; j = (j + 1) & (t->cap - 1)) {
+		if (t->slots[j].id == id)
+			return &t->slots[j];
+		if (!t->slots[j].id)
+			return NULL;
+	}
+}
+
+struct ctp_coro *ctp_coro_get(struct ctp_coro_table *t, uint64_t id, bool *is_new)
+{
+	struct ctp_coro *c = ctp_coro_find(t, id);
+	if (c) {
+		*is_new = false;
+		return c;
+	}
+	ctp_coro_table_reserve(t, 1);
+	size_t j = slot_of(id, t->cap);
+	while (t->slots[j].id)
+		j = (j + 1) & (t->cap - 1);
+	c = &t->slots[j];
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	t->count++;
+	*is_new = true;
+	return c;
+}

@@ -1,0 +1,43 @@
+/* What the collector remembers of each coroutine of one process: a compact record (32 bytes),
+ * so that memory grows with the number of coroutines, never with the number of switches. It is
+ * enough to write the final `state` line of a coroutine whose station has been recycled. */
+#ifndef CTP_COLLECTOR_CORO_TABLE_H
+#define CTP_COLLECTOR_CORO_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	CTP_CORO_ANNOUNCED = 1, /* its `coro` line has been written */
+	CTP_CORO_ENDED = 2,	/* an EXIT record was seen */
+	CTP_CORO_FINAL = 4,	/* its `state` line has been written */
+};
+
+struct ctp_coro {
+	uint64_t id;	   /* 0 = empty slot: coroutine ids start at 1 */
+	uint64_t since;	   /* ns of its last switch, create or exit */
+	uint32_t tid;	   /* thread that ran it last */
+	uint32_t switches; /* resumes seen in the rings (saturates) */
+	uint8_t state;	   /* enum ctp_coro_state, as the events tell it */
+	uint8_t flags;
+};
+
+struct ctp_coro_table {
+	struct ctp_coro *slots;
+	size_t cap; /* a power of two, or 0 */
+	size_t count;
+};
+
+void ctp_coro_table_free(struct ctp_coro_table *t);
+
+/* Makes sure `n` inserts can follow without moving the slots (pointers stay valid). */
+void ctp_coro_table_reserve(struct ctp_coro_table *t, size_t n);
+
+struct ctp_coro *ctp_coro_find(const struct ctp_coro_table *t, uint64_t id);
+
+/* The record of `id` (id != 0), made zeroed when new; *is_new says which. May move the slots
+ * unless ctp_coro_table_reserve made room beforehand. */
+struct ctp_coro *ctp_coro_get(struct ctp_coro_table *t, uint64_t id, bool *is_new);
+
+#endif

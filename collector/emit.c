@@ -1,0 +1,314 @@
+#include "collector/emit.h"
+
+#include "ctp/segment.h"
+#include "ctp/version.h"
+
+void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z)
+{
+	ctp_jsonw_init(&e->w);
+	e->z = z;
+	e->processes = e->coros = e->switches = e->lost = 0;
+}
+
+void ctp_emit_free(struct ctp_emitter *e)
+{
+	ctp_jsonw_free(&e->w);
+}
+
+static void end_line(struct ctp_emitter *e)
+{
+	CTP_JSONW_LIT(&e->w, "}\n");
+	ctp_zwriter_write(e->z, e->w.buf, e->w.len);
+	ctp_jsonw_reset(&e->w);
+}
+
+/* A number, or null when zero means unknown. */
+static void u64_or_null(struct ctp_jsonw *w, uint64_t v)
+{
+	if (v)
+		ctp_jsonw_u64(w, v);
+	else
+		ctp_jsonw_null(w);
+}
+
+static const char *kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case CTP_KIND_THREAD:
+		return "thread";
+	case CTP_KIND_UCONTEXT:
+		return "ucontext";
+	case CTP_KIND_FCONTEXT:
+		return "fcontext";
+	}
+	return NULL;
+}
+
+static const char *state_name(uint32_t state)
+{
+	switch (state) {
+	case CTP_STATE_CREATED:
+		return "created";
+	case CTP_STATE_RUNNING:
+		return "running";
+	case CTP_STATE_SUSPENDED:
+		return "suspended";
+	case CTP_STATE_EXITED:
+		return "exited";
+	}
+	return NULL;
+}
+
+static const char *op_name(uint32_t op)
+{
+	switch (op) {
+	case CTP_OP_READ:
+		return "read";
+	case CTP_OP_WRITE:
+		return "write";
+	case CTP_OP_ACCEPT:
+		return "accept";
+	case CTP_OP_CONNECT:
+		return "connect";
+	case CTP_OP_POLL:
+		return "poll";
+	}
+	return NULL;
+}
+
+void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":1,\"tool\":");
+	ctp_jsonw_str(w, ctp_version_string());
+	CTP_JSONW_LIT(w, ",\"start\":");
+	ctp_jsonw_u64(w, start_ns);
+	end_line(e);
+}
+
+void ctp_emit_process(struct ctp_emitter *e, uint32_t pid, uint32_t ppid, const char *strings,
+		      size_t len, uint32_t argc)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"process\",\"pid\":");
+	ctp_jsonw_u64(w, pid);
+	CTP_JSONW_LIT(w, ",\"ppid\":");
+	ctp_jsonw_u64(w, ppid);
+	CTP_JSONW_LIT(w, ",\"exe\":");
+	/* Each string runs to its NUL or to the end of the message, whichever comes first; argc
+	 * is not trusted beyond the strings that are there. */
+	size_t pos = 0;
+	if (len > 0) {
+		size_t n = strnlen(strings, len);
+		ctp_jsonw_strn(w, strings, n);
+		pos = n + 1;
+	} else {
+		ctp_jsonw_null(w);
+	}
+	CTP_JSONW_LIT(w, ",\"argv\":[");
+	for (uint32_t i = 0; i < argc && pos < len; i++) {
+		if (i)
+			CTP_JSONW_LIT(w, ",");
+		size_t n = strnlen(strings + pos, len - pos);
+		ctp_jsonw_strn(w, strings + pos, n);
+		pos += n + 1;
+	}
+	CTP_JSONW_LIT(w, "]");
+	end_line(e);
+	e->processes++;
+}
+
+void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"coro\",\"pid\":");
+	ctp_jsonw_u64(w, l->pid);
+	CTP_JSONW_LIT(w, ",\"coro\":");
+	ctp_jsonw_u64(w, l->coro);
+	CTP_JSONW_LIT(w, ",\"kind\":");
+	ctp_jsonw_str(w, kind_name(l->kind));
+	CTP_JSONW_LIT(w, ",\"entry\":");
+	ctp_jsonw_str(w, l->entry);
+	CTP_JSONW_LIT(w, ",\"entry_addr\":");
+	if (l->entry_addr)
+		ctp_jsonw_hex(w, l->entry_addr);
+	else
+		ctp_jsonw_null(w);
+	CTP_JSONW_LIT(w, ",\"parent\":");
+	u64_or_null(w, l->parent);
+	CTP_JSONW_LIT(w, ",\"tid\":");
+	u64_or_null(w, l->tid);
+	CTP_JSONW_LIT(w, ",\"ts\":");
+	if (l->has_ts)
+		ctp_jsonw_u64(w, l->ts);
+	else
+		ctp_jsonw_null(w);
+	CTP_JSONW_LIT(w, ",\"stack\":");
+	u64_or_null(w, l->stack);
+	end_line(e);
+	e->coros++;
+}
+
+static const char *const how_json[] = {
+	",\"how\":null,\"stack\":",
+	",\"how\":\"swapcontext\",\"stack\":",
+	",\"how\":\"setcontext\",\"stack\":",
+	",\"how\":\"return\",\"stack\":",
+	",\"how\":\"jump_fcontext\",\"stack\":",
+	",\"how\":\"ontop_fcontext\",\"stack\":",
+};
+static const unsigned char how_len[] = {20, 29, 28, 24, 31, 32};
+
+void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,
+		     uint64_t to, uint32_t how, uint32_t stack)
+{
+	struct ctp_jsonw *w = &e->w;
+	/* The longest switch line is about 190 bytes: reserve once, then append unchecked. */
+	ctp_jsonw_reserve(w, 256);
+	CTP_JSONW_LIT(w, "{\"type\":\"switch\",\"pid\":");
+	ctp_jsonw_u64(w, pid);
+	CTP_JSONW_LIT(w, ",\"tid\":");
+	ctp_jsonw_u64(w, tid);
+	CTP_JSONW_LIT(w, ",\"ts\":");
+	ctp_jsonw_u64(w, ts);
+	CTP_JSONW_LIT(w, ",\"from\":");
+	ctp_jsonw_u64(w, from);
+	CTP_JSONW_LIT(w, ",\"to\":");
+	ctp_jsonw_u64(w, to);
+	if (how >= sizeof(how_len))
+		how = 0;
+	ctp_jsonw_raw(w, how_json[how], how_len[how]);
+	u64_or_null(w, stack);
+	end_line(e);
+	e->switches++;
+}
+
+void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint64_t *frames,
+		    const struct ctp_sym *const *syms, uint32_t n)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"stack\",\"pid\":");
+	ctp_jsonw_u64(w, pid);
+	CTP_JSONW_LIT(w, ",\"id\":");
+	ctp_jsonw_u64(w, id);
+	CTP_JSONW_LIT(w, ",\"frames\":[");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ctp_sym *s = syms[i];
+		if (i)
+			CTP_JSONW_LIT(w, ",");
+		CTP_JSONW_LIT(w, "{\"addr\":");
+		ctp_jsonw_hex(w, frames[i]);
+		CTP_JSONW_LIT(w, ",\"sym\":");
+		ctp_jsonw_str(w, s->sym);
+		CTP_JSONW_LIT(w, ",\"off\":");
+		if (s->sym)
+			ctp_jsonw_u64(w, s->off);
+		else
+			ctp_jsonw_null(w);
+		CTP_JSONW_LIT(w, ",\"module\":");
+		ctp_jsonw_str(w, s->module);
+		CTP_JSONW_LIT(w, ",\"file\":");
+		ctp_jsonw_str(w, s->file);
+		CTP_JSONW_LIT(w, ",\"line\":");
+		if (s->line > 0)
+			ctp_jsonw_u64(w, (uint64_t)s->line);
+		else
+			ctp_jsonw_null(w);
+		CTP_JSONW_LIT(w, "}");
+	}
+	CTP_JSONW_LIT(w, "]");
+	end_line(e);
+}
+
+void ctp_emit_loss(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t count,
+		   const char *why)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"loss\",\"pid\":");
+	ctp_jsonw_u64(w, pid);
+	CTP_JSONW_LIT(w, ",\"tid\":");
+	u64_or_null(w, tid);
+	CTP_JSONW_LIT(w, ",\"count\":");
+	ctp_jsonw_u64(w, count);
+	if (why) {
+		CTP_JSONW_LIT(w, ",\"why\":");
+		ctp_jsonw_str(w, why);
+	}
+	end_line(e);
+	e->lost += count;
+}
+
+void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"state\",\"pid\":");
+	ctp_jsonw_u64(w, l->pid);
+	CTP_JSONW_LIT(w, ",\"coro\":");
+	ctp_jsonw_u64(w, l->coro);
+	CTP_JSONW_LIT(w, ",\"state\":");
+	ctp_jsonw_str(w, state_name(l->state));
+	CTP_JSONW_LIT(w, ",\"tid\":");
+	u64_or_null(w, l->tid);
+	CTP_JSONW_LIT(w, ",\"since\":");
+	if (l->has_since)
+		ctp_jsonw_u64(w, l->since);
+	else
+		ctp_jsonw_null(w);
+	CTP_JSONW_LIT(w, ",\"stack\":");
+	u64_or_null(w, l->stack);
+	CTP_JSONW_LIT(w, ",\"switches\":");
+	ctp_jsonw_u64(w, l->switches);
+	if (l->wait_fd >= 0) {
+		CTP_JSONW_LIT(w, ",\"wait_fd\":");
+		ctp_jsonw_u64(w, (uint64_t)l->wait_fd);
+		CTP_JSONW_LIT(w, ",\"wait_op\":");
+		ctp_jsonw_str(w, op_name(l->wait_op));
+	}
+	end_line(e);
+}
+
+void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"exit\",\"pid\":");
+	ctp_jsonw_u64(w, l->pid);
+	switch (l->how) {
+	case CTP_EXITED_UNKNOWN:
+		CTP_JSONW_LIT(w, ",\"status\":null");
+		break;
+	case CTP_EXITED_STATUS:
+		CTP_JSONW_LIT(w, ",\"status\":");
+		ctp_jsonw_i64(w, l->value);
+		break;
+	case CTP_EXITED_SIGNAL:
+		CTP_JSONW_LIT(w, ",\"signal\":");
+		ctp_jsonw_i64(w, l->value);
+		if (l->tid) {
+			CTP_JSONW_LIT(w, ",\"tid\":");
+			ctp_jsonw_u64(w, l->tid);
+		}
+		if (l->coro) {
+			CTP_JSONW_LIT(w, ",\"coro\":");
+			ctp_jsonw_u64(w, l->coro);
+		} else if (l->nrunning == 1) {
+			CTP_JSONW_LIT(w, ",\"coro\":");
+			ctp_jsonw_u64(w, l->running[0]);
+		} else if (l->nrunning > 1) {
+			/* Several threads were running a coroutine: which one crashed is unknown.
+			 */
+			CTP_JSONW_LIT(w, ",\"running\":[");
+			for (size_t i = 0; i < l->nrunning; i++) {
+				if (i)
+					CTP_JSONW_LIT(w, ",");
+				ctp_jsonw_u64(w, l->running[i]);
+			}
+			CTP_JSONW_LIT(w, "]");
+		}
+		if (l->addr) {
+			CTP_JSONW_LIT(w, ",\"addr\":");
+			ctp_jsonw_hex(w, l->addr);
+		}
+		break;
+	}
+	end_line(e);
+}

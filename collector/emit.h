@@ -1,0 +1,87 @@
+/* Writing the trace lines (docs/trace-format.md): each function builds one line with the JSON
+ * writer and hands it to the zstd frame writer. No printf, no allocation per line. */
+#ifndef CTP_COLLECTOR_EMIT_H
+#define CTP_COLLECTOR_EMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/symcache.h"
+#include "ctp/jsonw.h"
+#include "ctp/zwriter.h"
+
+struct ctp_emitter {
+	struct ctp_jsonw w;
+	struct ctp_zwriter *z;
+	/* what the summary reports */
+	uint64_t processes, coros, switches, lost;
+};
+
+void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z);
+void ctp_emit_free(struct ctp_emitter *e);
+
+void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns);
+
+/* `strings` holds exe then argc argv entries, each NUL-terminated, within `len` bytes. */
+void ctp_emit_process(struct ctp_emitter *e, uint32_t pid, uint32_t ppid, const char *strings,
+		      size_t len, uint32_t argc);
+
+/* A `coro` line. Zero means unknown (null) for kind, entry_addr, parent, tid and stack;
+ * has_ts says whether ts is known. */
+struct ctp_coro_line {
+	uint32_t pid;
+	uint64_t coro;
+	uint32_t kind;
+	const char *entry; /* symbol, NULL when unknown */
+	uint64_t entry_addr;
+	uint64_t parent;
+	uint32_t tid;
+	bool has_ts;
+	uint64_t ts;
+	uint32_t stack;
+};
+void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l);
+
+void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,
+		     uint64_t to, uint32_t how, uint32_t stack);
+
+/* frames[i] is the address, syms[i] what it symbolized to. */
+void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint64_t *frames,
+		    const struct ctp_sym *const *syms, uint32_t n);
+
+void ctp_emit_loss(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t count,
+		   const char *why);
+
+struct ctp_state_line {
+	uint32_t pid;
+	uint64_t coro;
+	uint32_t state; /* enum ctp_coro_state */
+	uint32_t tid;	/* 0 = unknown */
+	bool has_since;
+	uint64_t since;
+	uint32_t stack; /* 0 = null */
+	uint64_t switches;
+	int32_t wait_fd; /* -1 = nothing known */
+	uint32_t wait_op;
+};
+void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l);
+
+enum ctp_exit_how {
+	CTP_EXITED_UNKNOWN = 0, /* "status": null */
+	CTP_EXITED_STATUS = 1,
+	CTP_EXITED_SIGNAL = 2,
+};
+struct ctp_exit_line {
+	uint32_t pid;
+	enum ctp_exit_how how;
+	int value;		 /* status or signal number */
+	uint32_t tid;		 /* 0 = unknown */
+	uint64_t coro;		 /* 0 = unknown */
+	uint64_t addr;		 /* fault address, 0 = unknown */
+	const uint64_t *running; /* coroutines found running, when the crash one is unknown */
+	size_t nrunning;
+};
+void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l);
+
+#endif

@@ -1,0 +1,629 @@
+/* accept4, F_GET_SEALS, MSG_CMSG_CLOEXEC */
+#define _GNU_SOURCE
+
+#include "collector/loop.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collector/collector.h"
+#include "collector/proc.h"
+#include "ctp/wire.h"
+
+#define RING_BUDGET (256u << 10) /* bytes per ring per pass, so that no ring starves others */
+#define SLEEP_MS 100		 /* CTP.md: at most 100 ms, so stations and frames stay fresh */
+#define TICK_NS 100000000ull	 /* clock model and frame age checks */
+
+enum conn_kind { CONN_NEW, CONN_PROC, CONN_LAUNCHER };
+
+struct conn {
+	int fd;
+	enum conn_kind kind;
+	struct ctp_proc *proc;
+	struct conn *next;
+};
+
+/* A wait status the launcher reported before the process's connection closed. */
+struct app_exit {
+	uint32_t pid;
+	int status;
+};
+
+/* A process that ended without saying how: waiting for the launcher's word. */
+struct held_exit {
+	uint32_t pid;
+	uint64_t running[CTP_PROC_MAX_RUNNING];
+	size_t nrunning;
+};
+
+struct loop {
+	const struct ctp_collector_options *o;
+	struct ctp_collector c;
+	struct ctp_zwriter *z;
+	int ep, lfd, sfd;
+	bool listening; /* lfd is armed in epoll (disarmed for a while when out of fds) */
+	struct conn *conns;
+	size_t nprocs;
+	bool procs_seen, launcher_seen, launcher_open;
+	uint64_t launcher_closed_at, all_gone_at, last_tick;
+	bool stop;
+	struct app_exit *app_exits;
+	size_t napp_exits, app_exits_cap;
+	struct held_exit *held;
+	size_t nheld, held_cap;
+	uint8_t *msg; /* receive buffer, CTP_WIRE_MAX bytes */
+};
+
+/* Markers for epoll data that are not connections. */
+static char listen_tag, signal_tag;
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p) {
+		fputs("ctp-collector: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+/* ---- exits ---------------------------------------------------------------------------- */
+
+static void exit_from_wait_status(struct ctp_exit_line *l, int status)
+{
+	if (WIFEXITED(status)) {
+		l->how = CTP_EXITED_STATUS;
+		l->value = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		l->how = CTP_EXITED_SIGNAL;
+		l->value = WTERMSIG(status);
+	} else {
+		l->how = CTP_EXITED_UNKNOWN;
+	}
+}
+
+static bool take_app_exit(struct loop *L, uint32_t pid, int *status)
+{
+	for (size_t i = 0; i < L->napp_exits; i++) {
+		if (L->app_exits[i].pid == pid) {
+			*status = L->app_exits[i].status;
+			L->app_exits[i] = L->app_exits[--L->napp_exits];
+			return true;
+		}
+	}
+	return false;
+}
+
+static void write_held(struct loop *L, size_t i, bool have_status, int status)
+{
+	struct held_exit *h = &L->held[i];
+	struct ctp_exit_line l = {.pid = h->pid, .how = CTP_EXITED_UNKNOWN};
+	if (have_status)
+		exit_from_wait_status(&l, status);
+	if (l.how == CTP_EXITED_SIGNAL) {
+		l.running = h->running;
+		l.nrunning = h->nrunning;
+	}
+	ctp_emit_exit(&L->c.em, &l);
+	L->held[i] = L->held[--L->nheld];
+}
+
+static void forget_held(struct loop *L, uint32_t pid)
+{
+	for (size_t i = 0; i < L->nheld; i++)
+		if (L->held[i].pid == pid) {
+			L->held[i] = L->held[--L->nheld];
+			return;
+		}
+}
+
+static void on_app_exit(struct loop *L, uint32_t pid, int status)
+{
+	for (size_t i = 0; i < L->nheld; i++)
+		if (L->held[i].pid == pid) {
+			write_held(L, i, true, status);
+			return;
+		}
+	if (L->napp_exits == L->app_exits_cap) {
+		L->app_exits_cap = L->app_exits_cap ? L->app_exits_cap * 2 : 8;
+		L->app_exits = xrealloc(L->app_exits, L->app_exits_cap * sizeof(*L->app_exits));
+	}
+	L->app_exits[L->napp_exits++] = (struct app_exit){pid, status};
+}
+
+/* Writes how process p ended, or holds it until the launcher has had its say. */
+static void decide_exit(struct loop *L, struct ctp_proc *p)
+{
+	if (p->exec_sent)
+		return; /* the new image says hello with the same pid */
+	struct ctp_exit_line hdr, l;
+	bool have_hdr = ctp_proc_header_exit(p, &hdr);
+	int status;
+	if (take_app_exit(L, p->pid, &status)) {
+		l = (struct ctp_exit_line){.pid = p->pid};
+		exit_from_wait_status(&l, status);
+		if (l.how == CTP_EXITED_SIGNAL && have_hdr && hdr.how == CTP_EXITED_SIGNAL) {
+			l.tid = hdr.tid;
+			l.coro = hdr.coro;
+			l.addr = hdr.addr;
+		}
+	} else if (have_hdr) {
+		l = hdr;
+	} else if (L->launcher_open) {
+		if (L->nheld == L->held_cap) {
+			L->held_cap = L->held_cap ? L->held_cap * 2 : 8;
+			L->held = xrealloc(L->held, L->held_cap * sizeof(*L->held));
+		}
+		struct held_exit *h = &L->held[L->nheld++];
+		h->pid = p->pid;
+		h->nrunning = p->nrunning;
+		memcpy(h->running, p->running, p->nrunning * sizeof(p->running[0]));
+		return;
+	} else {
+		l = (struct ctp_exit_line){.pid = p->pid, .how = CTP_EXITED_UNKNOWN};
+	}
+	if (l.how == CTP_EXITED_SIGNAL && !l.coro) {
+		l.running = p->running;
+		l.nrunning = p->nrunning;
+	}
+	ctp_emit_exit(&L->c.em, &l);
+}
+
+/* ---- connections ---------------------------------------------------------------------- */
+
+static void drop_conn(struct loop *L, struct conn *cn)
+{
+	epoll_ctl(L->ep, EPOLL_CTL_DEL, cn->fd, NULL);
+	close(cn->fd);
+	for (struct conn **pp = &L->conns; *pp; pp = &(*pp)->next)
+		if (*pp == cn) {
+			*pp = cn->next;
+			break;
+		}
+	free(cn);
+}
+
+/* A process's connection closed: it is gone (or exec'd). Its mapping still holds everything
+ * it wrote. */
+static void end_process(struct loop *L, struct conn *cn, bool write_exit)
+{
+	struct ctp_proc *p = cn->proc;
+	ctp_proc_drain(p);
+	ctp_proc_write_states(p);
+	if (write_exit)
+		decide_exit(L, p);
+	ctp_proc_free(p);
+	cn->proc = NULL;
+	if (--L->nprocs == 0)
+		L->all_gone_at = ctp_monotonic_ns();
+}
+
+static void conn_closed(struct loop *L, struct conn *cn)
+{
+	if (cn->kind == CONN_PROC) {
+		end_process(L, cn, true);
+	} else if (cn->kind == CONN_LAUNCHER) {
+		L->launcher_open = false;
+		L->launcher_closed_at = ctp_monotonic_ns();
+		/* Nobody is left to report how the held processes ended. */
+		while (L->nheld)
+			write_held(L, L->nheld - 1, false, 0);
+	}
+	drop_conn(L, cn);
+}
+
+/* Returns false when the connection was dropped. */
+static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
+{
+	const struct ctp_msg_hello *m = (const struct ctp_msg_hello *)L->msg;
+	if (n < sizeof(*m) || memfd < 0) {
+		fprintf(stderr, "ctp-collector: a hello without %s; connection dropped\n",
+			memfd < 0 ? "a segment" : "its fields");
+		if (memfd >= 0)
+			close(memfd);
+		conn_closed(L, cn);
+		return false;
+	}
+	char why[200];
+	struct ctp_proc *p = ctp_proc_open(&L->c, memfd, m->pid, m->ppid, why, sizeof(why));
+	if (!p) {
+		fprintf(stderr, "ctp-collector: pid %u: segment refused: %s; not traced\n", m->pid,
+			why);
+		close(memfd);
+		conn_closed(L, cn);
+		return false;
+	}
+	/* The same pid again: an earlier instance exec'd, whether or not its EXEC arrived. */
+	for (struct conn *o = L->conns; o; o = o->next)
+		if (o->kind == CONN_PROC && o->proc && o->proc->pid == m->pid)
+			o->proc->exec_sent = true;
+	forget_held(L, m->pid);
+
+	size_t len = n - sizeof(*m);
+	if (m->strings_len < len)
+		len = m->strings_len;
+	ctp_emit_process(&L->c.em, m->pid, m->ppid, m->strings, len, m->argc);
+	cn->kind = CONN_PROC;
+	cn->proc = p;
+	L->nprocs++;
+	L->procs_seen = true;
+	return true;
+}
+
+/* One packet. Returns false when the connection was dropped. */
+static bool on_packet(struct loop *L, struct conn *cn, size_t n, int memfd)
+{
+	if (n == 1 && L->msg[0] == CTP_WAKE_BYTE) {
+		if (memfd >= 0)
+			close(memfd);
+		return true; /* waking us was the point */
+	}
+	const struct ctp_msg_header *h = (const struct ctp_msg_header *)L->msg;
+	uint32_t type = n >= sizeof(*h) && h->magic == CTP_WIRE_MAGIC ? h->type : 0;
+	if (cn->kind == CONN_NEW) {
+		if (type == CTP_MSG_HELLO)
+			return on_hello(L, cn, n, memfd);
+		if (memfd >= 0)
+			close(memfd);
+		if (type == CTP_MSG_LAUNCHER) {
+			cn->kind = CONN_LAUNCHER;
+			L->launcher_seen = L->launcher_open = true;
+			return true;
+		}
+		fprintf(stderr, "ctp-collector: a connection began with an unknown message; "
+				"dropped\n");
+		conn_closed(L, cn);
+		return false;
+	}
+	if (memfd >= 0)
+		close(memfd);
+	if (cn->kind == CONN_PROC && type == CTP_MSG_EXEC) {
+		cn->proc->exec_sent = true;
+	} else if (cn->kind == CONN_LAUNCHER && type == CTP_MSG_APP_EXIT &&
+		   n >= sizeof(struct ctp_msg_app_exit)) {
+		const struct ctp_msg_app_exit *a = (const struct ctp_msg_app_exit *)L->msg;
+		on_app_exit(L, a->pid, a->wait_status);
+	}
+	return true;
+}
+
+static void on_readable(struct loop *L, struct conn *cn)
+{
+	for (;;) {
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(4 * sizeof(int))];
+		} ctl;
+		struct iovec iov = {.iov_base = L->msg, .iov_len = CTP_WIRE_MAX};
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.buf,
+			.msg_controllen = sizeof(ctl.buf),
+		};
+		ssize_t n = recvmsg(cn->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			conn_closed(L, cn);
+			return;
+		}
+		/* Keep the first fd passed; close any other (nobody should send more). */
+		int memfd = -1;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < nfd; i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (memfd < 0)
+					memfd = fd;
+				else
+					close(fd);
+			}
+		}
+		if (!on_packet(L, cn, (size_t)n, memfd))
+			return;
+	}
+}
+
+static void on_accept(struct loop *L)
+{
+	for (;;) {
+		int fd = accept4(L->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE) {
+				/* Level-triggered: stop listening for a tick instead of spinning.
+				 */
+				fprintf(stderr, "ctp-collector: cannot accept: %s\n",
+					strerror(errno));
+				epoll_ctl(L->ep, EPOLL_CTL_DEL, L->lfd, NULL);
+				L->listening = false;
+			}
+			return;
+		}
+		struct conn *cn = calloc(1, sizeof(*cn));
+		if (!cn) {
+			close(fd);
+			return;
+		}
+		cn->fd = fd;
+		cn->kind = CONN_NEW;
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = cn};
+		if (epoll_ctl(L->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(fd);
+			free(cn);
+			continue;
+		}
+		cn->next = L->conns;
+		L->conns = cn;
+	}
+}
+
+/* ---- harvesting and the loop ---------------------------------------------------------- */
+
+static uint64_t harvest_all(struct loop *L)
+{
+	uint64_t got = 0;
+	for (struct conn *cn = L->conns; cn; cn = cn->next)
+		if (cn->kind == CONN_PROC)
+			got += ctp_proc_harvest(cn->proc, RING_BUDGET);
+	return got;
+}
+
+static void set_sleep_all(struct loop *L, uint32_t v)
+{
+	for (struct conn *cn = L->conns; cn; cn = cn->next)
+		if (cn->kind == CONN_PROC)
+			ctp_proc_set_sleep(cn->proc, v);
+}
+
+static void tick(struct loop *L, uint64_t now)
+{
+	if (now - L->last_tick < TICK_NS)
+		return;
+	L->last_tick = now;
+	if (L->c.have_tsc)
+		ctp_tsc_model_update(&L->c.tsc);
+	ctp_zwriter_tick(L->z, now);
+	if (!L->listening) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &listen_tag};
+		L->listening = epoll_ctl(L->ep, EPOLL_CTL_ADD, L->lfd, &ev) == 0;
+	}
+}
+
+/* Milliseconds until the run must end (-1: no deadline), 0 when it is over. */
+static int64_t ms_to_finish(const struct loop *L, uint64_t now)
+{
+	uint64_t grace = (uint64_t)L->o->grace_ms * 1000000u;
+	uint64_t since;
+	if (L->stop)
+		return 0;
+	if (L->launcher_seen) {
+		if (L->launcher_open)
+			return -1;
+		if (L->nprocs == 0)
+			return 0;
+		since = L->launcher_closed_at;
+	} else {
+		/* Without a launcher (the preload started us itself), end once every traced
+		 * process has gone and none has come back within the grace period (an exec
+		 * says hello again). */
+		if (!L->procs_seen || L->nprocs > 0)
+			return -1;
+		since = L->all_gone_at;
+	}
+	if (now - since >= grace)
+		return 0;
+	return (int64_t)((grace - (now - since) + 999999) / 1000000);
+}
+
+static void on_signal(struct loop *L)
+{
+	struct signalfd_siginfo si;
+	while (read(L->sfd, &si, sizeof(si)) == sizeof(si))
+		L->stop = true;
+}
+
+static void run_loop(struct loop *L)
+{
+	struct epoll_event evs[64];
+	for (;;) {
+		uint64_t got = harvest_all(L);
+		uint64_t now = ctp_monotonic_ns();
+		tick(L, now);
+		int64_t left = ms_to_finish(L, now);
+		if (left == 0)
+			return;
+		int timeout = 0;
+		bool slept = false;
+		if (got == 0) {
+			/* CTP.md "Wakeup": raise the flag, then look once more so that a record
+			 * published just before the flag was seen is not left waiting. */
+			set_sleep_all(L, 1);
+			if (harvest_all(L) == 0) {
+				timeout = SLEEP_MS;
+				if (left > 0 && left < timeout)
+					timeout = (int)left;
+				slept = true;
+			} else {
+				set_sleep_all(L, 0);
+			}
+		}
+		int n = epoll_wait(L->ep, evs, 64, timeout);
+		if (slept)
+			set_sleep_all(L, 0);
+		for (int i = 0; i < n; i++) {
+			void *tag = evs[i].data.ptr;
+			if (tag == &listen_tag)
+				on_accept(L);
+			else if (tag == &signal_tag)
+				on_signal(L);
+			else
+				on_readable(L, tag);
+		}
+	}
+}
+
+/* The end: processes still connected are drained and their state written as it stands. */
+static void finish(struct loop *L)
+{
+	while (L->conns) {
+		struct conn *cn = L->conns;
+		if (cn->kind == CONN_PROC)
+			end_process(L, cn, false);
+		drop_conn(L, cn);
+	}
+	while (L->nheld)
+		write_held(L, L->nheld - 1, false, 0);
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "ctp-collector: socket path too long: %s\n", path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		fprintf(stderr, "ctp-collector: socket: %s\n", strerror(errno));
+		return -1;
+	}
+	/* The socket file is created by bind with the umask: make it 0600 from the start. */
+	mode_t old = umask(0177);
+	int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc != 0 || listen(fd, 64) != 0) {
+		fprintf(stderr, "ctp-collector: cannot listen on %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool setup(struct loop *L)
+{
+	/* Each traced process holds a connection and a memfd: allow as many as we may. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	L->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	L->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (L->sfd < 0 || L->ep < 0) {
+		fprintf(stderr, "ctp-collector: %s\n", strerror(errno));
+		return false;
+	}
+	L->lfd = listen_on(L->o->socket_path);
+	if (L->lfd < 0)
+		return false;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &listen_tag};
+	struct epoll_event sev = {.events = EPOLLIN, .data.ptr = &signal_tag};
+	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, L->lfd, &ev) != 0 ||
+	    epoll_ctl(L->ep, EPOLL_CTL_ADD, L->sfd, &sev) != 0) {
+		fprintf(stderr, "ctp-collector: epoll: %s\n", strerror(errno));
+		return false;
+	}
+	L->listening = true;
+	return true;
+}
+
+static void human_size(char *buf, size_t len, uint64_t n)
+{
+	if (n >= 1000000)
+		snprintf(buf, len, "%.1f MB", (double)n / 1e6);
+	else if (n >= 1000)
+		snprintf(buf, len, "%.1f kB", (double)n / 1e3);
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)n);
+}
+
+int ctp_collector_run(const struct ctp_collector_options *o)
+{
+	struct loop L = {.o = o, .ep = -1, .lfd = -1, .sfd = -1};
+	uint64_t start = ctp_monotonic_ns();
+	L.msg = malloc(CTP_WIRE_MAX);
+	if (!L.msg || !setup(&L))
+		return 1;
+#if defined(__x86_64__) || defined(__i386__)
+	/* Segments that record raw TSC readings are converted with our own measure of its
+	 * rate, refined every tick. */
+	ctp_tsc_model_init(&L.c.tsc, 20);
+	L.c.have_tsc = true;
+#endif
+	L.z = ctp_zwriter_open(o->output, o->level);
+	if (!L.z) {
+		fprintf(stderr, "ctp-collector: cannot create %s: %s\n", o->output,
+			strerror(errno));
+		unlink(o->socket_path);
+		return 1;
+	}
+	L.c.sym = ctp_symbolizer_new();
+	ctp_emit_init(&L.c.em, L.z);
+	ctp_emit_trace(&L.c.em, start);
+	L.last_tick = ctp_monotonic_ns();
+	if (o->ready_fd >= 0) {
+		ssize_t w = write(o->ready_fd, "ready\n", 6);
+		(void)w; /* a launcher that stopped listening will see us through the socket */
+		close(o->ready_fd);
+	}
+
+	run_loop(&L);
+	finish(&L);
+
+	struct ctp_zwriter_stats st;
+	bool ok = ctp_zwriter_close(L.z, &st);
+	if (st.lost_lines)
+		fprintf(stderr, "ctp-collector: %llu trace lines could not be written to %s\n",
+			(unsigned long long)st.lost_lines, o->output);
+	if (o->summary) {
+		char size[32];
+		human_size(size, sizeof(size), st.file_bytes);
+		fprintf(stderr,
+			"ctp: %llu process%s, %llu coroutines, %llu switches, %llu events lost, %s "
+			"(%s)\n",
+			(unsigned long long)L.c.em.processes, L.c.em.processes == 1 ? "" : "es",
+			(unsigned long long)L.c.em.coros, (unsigned long long)L.c.em.switches,
+			(unsigned long long)L.c.em.lost, o->output, size);
+	}
+	if (L.c.corrupt_rings)
+		fprintf(stderr, "ctp-collector: %llu corrupt rings were skipped\n",
+			(unsigned long long)L.c.corrupt_rings);
+	unlink(o->socket_path);
+	ctp_emit_free(&L.c.em);
+	ctp_symbolizer_free(L.c.sym);
+	close(L.lfd);
+	close(L.sfd);
+	close(L.ep);
+	free(L.msg);
+	free(L.app_exits);
+	free(L.held);
+	return ok ? 0 : 1;
+}

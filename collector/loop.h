@@ -1,0 +1,21 @@
+/* The collector's event loop: the listening socket, every connection (traced processes and the
+ * launcher), harvesting, sleeping and finishing. */
+#ifndef CTP_COLLECTOR_LOOP_H
+#define CTP_COLLECTOR_LOOP_H
+
+#include <stdbool.h>
+
+struct ctp_collector_options {
+	const char *socket_path;
+	const char *output;
+	int ready_fd; /* -1 = none */
+	bool summary;
+	int level;
+	int grace_ms;
+};
+
+/* Runs the collector to its end. Returns the process exit status (0, or 1 on a fatal error
+ * or when part of the trace could not be written). */
+int ctp_collector_run(const struct ctp_collector_options *o);
+
+#endif

@@ -1,0 +1,104 @@
+/* The end of a process: the final state of every coroutine it ever had, and how it ended as
+ * far as its own segment tells. */
+#include <string.h>
+
+#include "collector/proc.h"
+#include "collector/records.h"
+#include "ctp/atomics.h"
+
+static void state_from_station(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx)
+{
+	(void)ctx;
+	bool is_new;
+	struct ctp_coro *c = ctp_coro_get(&p->coros, s->coro, &is_new);
+	if (c->flags & CTP_CORO_FINAL)
+		return; /* two stations claim one id: garbage; the first wins */
+	if (!(c->flags & CTP_CORO_ANNOUNCED)) {
+		/* Never seen in an event (all its records were lost): announce it from here. */
+		struct ctp_coro_line l = {
+			.pid = p->pid,
+			.coro = s->coro,
+			.kind = s->kind,
+			.entry_addr = s->entry,
+			.tid = s->tid,
+			.has_ts = true,
+			.ts = ctp_proc_ts(p, s->created),
+		};
+		if (s->entry)
+			l.entry =
+				ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, s->entry, false)
+					->sym;
+		c->flags |= CTP_CORO_ANNOUNCED;
+		ctp_emit_coro(&p->c->em, &l);
+	}
+	c->flags |= CTP_CORO_FINAL;
+	struct ctp_state_line l = {
+		.pid = p->pid,
+		.coro = s->coro,
+		.state = s->state,
+		.tid = s->tid,
+		.has_since = true,
+		.since = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created),
+		.switches = s->switches,
+		.wait_fd = s->wait_fd,
+		.wait_op = s->wait_op,
+	};
+	if (s->state == CTP_STATE_EXITED)
+		l.wait_fd = -1;
+	if (s->state == CTP_STATE_SUSPENDED && s->stack_len > 0)
+		l.stack = ctp_proc_intern_stack(p, s->frames, s->stack_len);
+	if (s->state == CTP_STATE_RUNNING && p->nrunning < CTP_PROC_MAX_RUNNING)
+		p->running[p->nrunning++] = s->coro;
+	ctp_emit_state(&p->c->em, &l);
+}
+
+void ctp_proc_write_states(struct ctp_proc *p)
+{
+	p->nrunning = 0;
+	/* Stations first: they are exact even where ring events were dropped. */
+	ctp_proc_each_station(p, state_from_station, NULL);
+	/* Every other coroutine has ended: a station is recycled only after its coroutine
+	 * exited, and a coroutine that never had one was never traced. */
+	for (size_t i = 0; i < p->coros.cap; i++) {
+		struct ctp_coro *c = &p->coros.slots[i];
+		if (!c->id || (c->flags & CTP_CORO_FINAL))
+			continue;
+		c->flags |= CTP_CORO_FINAL;
+		struct ctp_state_line l = {
+			.pid = p->pid,
+			.coro = c->id,
+			.state = CTP_STATE_EXITED,
+			.tid = c->tid,
+			.has_since = c->since != 0,
+			.since = c->since,
+			.switches = c->switches,
+			.wait_fd = -1,
+		};
+		ctp_emit_state(&p->c->em, &l);
+	}
+}
+
+bool ctp_proc_header_exit(struct ctp_proc *p, struct ctp_exit_line *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = p->pid;
+	if (!p->view.base)
+		return false;
+	const struct ctp_header *h = (const struct ctp_header *)p->view.base;
+	/* Acquire pairs with the release of exit_kind: the fields written before it are set. */
+	uint32_t kind = CTP_LOAD_ACQUIRE(&h->exit_kind);
+	if (kind == CTP_EXIT_STATUS) {
+		out->how = CTP_EXITED_STATUS;
+		out->value = h->exit_value;
+		return true;
+	}
+	if (kind == CTP_EXIT_SIGNAL) {
+		out->how = CTP_EXITED_SIGNAL;
+		out->value = h->exit_value;
+		out->tid = h->crash_tid;
+		out->coro = h->crash_coro;
+		out->addr = h->crash_addr;
+		return true;
+	}
+	return false;
+}

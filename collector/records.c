@@ -1,0 +1,278 @@
+#include "collector/records.h"
+
+#include <string.h>
+
+#include "ctp/atomics.h"
+
+uint64_t ctp_proc_ts(const struct ctp_proc *p, uint64_t raw)
+{
+	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc)
+		return ctp_tsc_model_ns(&p->c->tsc, raw);
+	return raw;
+}
+
+uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint32_t n)
+{
+	bool is_new;
+	uint32_t id = ctp_stack_intern(&p->stacks, frames, n, &is_new);
+	if (is_new) {
+		const struct ctp_sym *syms[256];
+		for (uint32_t i = 0; i < n; i++)
+			syms[i] = ctp_symcache_lookup(&p->syms, p->c->sym,
+						      p->view.base ? &p->view : NULL, frames[i],
+						      true);
+		ctp_emit_stack(&p->c->em, p->pid, id, frames, syms, n);
+	}
+	return id;
+}
+
+void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx)
+{
+	if (!p->view.base)
+		return;
+	struct ctp_station_snapshot snap;
+	for (size_t i = 0; i < p->nchunks; i++) {
+		struct ctp_block *b = ctp_view_at(&p->view, p->chunk_offs[i], sizeof(*b));
+		struct ctp_chunk_ref ref;
+		if (!b || !ctp_view_station_chunk(&p->view, b, p->chunk_offs[i], &ref))
+			continue;
+		for (uint32_t k = 0; k < ref.count; k++) {
+			struct ctp_station *s = ctp_chunk_station(&ref, k);
+			/* A cheap look first: most slots are free or hold other coroutines. */
+			uint32_t state = CTP_LOAD_RELAXED(&s->state);
+			if (state == CTP_STATE_FREE)
+				continue;
+			/* A station that stays torn (its writer died mid-update) is still the
+			 * best knowledge there is: use the last copy. */
+			ctp_station_read(s, ref.depth, &snap);
+			if (snap.coro == 0 || snap.state == CTP_STATE_FREE)
+				continue;
+			fn(p, &snap, ctx);
+		}
+	}
+}
+
+struct find_ctx {
+	uint64_t id;
+	bool found;
+	struct ctp_station_snapshot *out;
+};
+
+static void find_visit(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx)
+{
+	(void)p;
+	struct find_ctx *f = ctx;
+	if (!f->found && s->coro == f->id) {
+		*f->out = *s;
+		f->found = true;
+	}
+}
+
+bool ctp_proc_find_station(struct ctp_proc *p, uint64_t id, struct ctp_station_snapshot *out)
+{
+	struct find_ctx f = {.id = id, .out = out};
+	ctp_proc_each_station(p, find_visit, &f);
+	return f.found;
+}
+
+void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c)
+{
+	struct ctp_station_snapshot s;
+	struct ctp_coro_line l = {.pid = p->pid, .coro = c->id};
+	if (ctp_proc_find_station(p, c->id, &s)) {
+		l.kind = s.kind;
+		l.entry_addr = s.entry;
+		if (s.entry)
+			l.entry = ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, s.entry, false)
+					  ->sym;
+		l.tid = s.tid;
+		l.has_ts = true;
+		l.ts = ctp_proc_ts(p, s.created);
+		if (c->tid == 0)
+			c->tid = s.tid;
+	}
+	c->flags |= CTP_CORO_ANNOUNCED;
+	ctp_emit_coro(&p->c->em, &l);
+}
+
+/* The record of a coroutine an event names, announced if it was never seen. The slots must
+ * have room (ctp_coro_table_reserve) when the caller holds other records. */
+static struct ctp_coro *known(struct ctp_proc *p, uint64_t id)
+{
+	bool is_new;
+	struct ctp_coro *c = ctp_coro_get(&p->coros, id, &is_new);
+	if (!(c->flags & CTP_CORO_ANNOUNCED))
+		ctp_proc_announce_unknown(p, c);
+	return c;
+}
+
+/* Copies the frames of a record out of the ring (the producer could change them under us)
+ * and interns them; 0 when there are none. */
+static uint32_t record_stack(struct ctp_proc *p, const uint64_t *src, uint32_t n)
+{
+	if (n == 0)
+		return 0;
+	uint64_t frames[256];
+	memcpy(frames, src, n * sizeof(*frames));
+	return ctp_proc_intern_stack(p, frames, n);
+}
+
+static void on_thread(struct ctp_visit_ctx *v, const struct ctp_rec_thread *r)
+{
+	struct ctp_proc *p = v->p;
+	v->rs->tid = r->tid;
+	uint64_t coro = r->coro;
+	if (!coro)
+		return;
+	bool is_new;
+	struct ctp_coro *c = ctp_coro_get(&p->coros, coro, &is_new);
+	if (c->flags & CTP_CORO_ANNOUNCED)
+		return;
+	c->flags |= CTP_CORO_ANNOUNCED;
+	c->state = CTP_STATE_RUNNING;
+	c->tid = r->tid;
+	c->since = ctp_proc_ts(p, r->ts);
+	struct ctp_coro_line l = {
+		.pid = p->pid,
+		.coro = coro,
+		.kind = CTP_KIND_THREAD,
+		.tid = r->tid,
+		.has_ts = true,
+		.ts = c->since,
+	};
+	ctp_emit_coro(&p->c->em, &l);
+}
+
+static void on_create(struct ctp_visit_ctx *v, const struct ctp_rec_create *r, uint32_t nframes)
+{
+	struct ctp_proc *p = v->p;
+	uint64_t coro = r->coro;
+	if (!coro)
+		return;
+	bool is_new;
+	struct ctp_coro *c = ctp_coro_get(&p->coros, coro, &is_new);
+	if (c->flags & CTP_CORO_ANNOUNCED)
+		return; /* an event on another thread's ring named it first */
+	c->flags |= CTP_CORO_ANNOUNCED;
+	c->state = CTP_STATE_CREATED;
+	c->tid = v->rs->tid;
+	c->since = ctp_proc_ts(p, r->ts);
+	struct ctp_coro_line l = {
+		.pid = p->pid,
+		.coro = coro,
+		.kind = r->h.aux,
+		.entry_addr = r->entry,
+		.parent = r->parent,
+		.tid = v->rs->tid,
+		.has_ts = true,
+		.ts = c->since,
+	};
+	if (l.entry_addr)
+		l.entry = ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, l.entry_addr, false)
+				  ->sym;
+	/* Interning may write a stack line: before the coro line, and before `c` could move. */
+	l.stack = record_stack(p, r->frames, nframes);
+	ctp_emit_coro(&p->c->em, &l);
+}
+
+static void on_switch(struct ctp_visit_ctx *v, const struct ctp_rec_switch *r, uint32_t nframes)
+{
+	struct ctp_proc *p = v->p;
+	uint64_t from_id = r->from, to_id = r->to;
+	uint64_t ts = ctp_proc_ts(p, r->ts);
+	uint32_t how = r->h.aux;
+	uint32_t tid = v->rs->tid;
+	uint32_t stack = record_stack(p, r->frames, nframes);
+
+	ctp_coro_table_reserve(&p->coros, 2);
+	if (from_id) {
+		struct ctp_coro *from = known(p, from_id);
+		from->state = how == CTP_HOW_RETURN ? CTP_STATE_EXITED : CTP_STATE_SUSPENDED;
+		from->since = ts;
+		from->tid = tid;
+	}
+	if (to_id) {
+		struct ctp_coro *to = known(p, to_id);
+		to->state = CTP_STATE_RUNNING;
+		to->since = ts;
+		to->tid = tid;
+		if (to->switches != UINT32_MAX)
+			to->switches++;
+	}
+	ctp_emit_switch(&p->c->em, p->pid, tid, ts, from_id, to_id, how, stack);
+}
+
+static void on_coro_exit(struct ctp_visit_ctx *v, const struct ctp_rec_exit *r)
+{
+	struct ctp_proc *p = v->p;
+	if (!r->coro)
+		return;
+	struct ctp_coro *c = known(p, r->coro);
+	c->state = CTP_STATE_EXITED;
+	c->flags |= CTP_CORO_ENDED;
+	c->since = ctp_proc_ts(p, r->ts);
+}
+
+void ctp_records_visit(void *ctx, const struct ctp_rec *rec)
+{
+	struct ctp_visit_ctx *v = ctx;
+	/* ctp_ring_consume checked the size it read; read every field once more here and check
+	 * it against that same bound, since the process may rewrite the record meanwhile. */
+	uint64_t pos = (uint64_t)((const uint8_t *)rec - v->rs->ref.data);
+	struct ctp_rec h;
+	memcpy(&h, rec, sizeof(h));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (h.size < sizeof(h) || h.size > v->rs->ref.capacity - pos) {
+		v->malformed++;
+		return;
+	}
+	uint32_t nframes = h.nframes;
+	size_t fixed;
+	switch (h.type) {
+	case CTP_REC_THREAD:
+		fixed = sizeof(struct ctp_rec_thread);
+		nframes = 0;
+		break;
+	case CTP_REC_CREATE:
+		fixed = sizeof(struct ctp_rec_create);
+		break;
+	case CTP_REC_SWITCH:
+		fixed = sizeof(struct ctp_rec_switch);
+		break;
+	case CTP_REC_EXIT:
+		fixed = sizeof(struct ctp_rec_exit);
+		nframes = 0;
+		break;
+	default:
+		return; /* FD records and kinds added later: not written yet */
+	}
+	if (fixed + 8u * nframes > h.size) {
+		v->malformed++;
+		return;
+	}
+	/* Work on a private copy so that every field is read once. */
+	union {
+		struct ctp_rec h;
+		struct ctp_rec_thread thread;
+		struct ctp_rec_create create;
+		struct ctp_rec_switch sw;
+		struct ctp_rec_exit exit;
+		uint64_t words[(sizeof(struct ctp_rec_create) + 8 * 255) / 8];
+	} copy;
+	memcpy(&copy, rec, fixed + 8u * nframes);
+	copy.h = h;
+	switch (h.type) {
+	case CTP_REC_THREAD:
+		on_thread(v, &copy.thread);
+		break;
+	case CTP_REC_CREATE:
+		on_create(v, &copy.create, nframes);
+		break;
+	case CTP_REC_SWITCH:
+		on_switch(v, &copy.sw, nframes);
+		break;
+	case CTP_REC_EXIT:
+		on_coro_exit(v, &copy.exit);
+		break;
+	}
+}

@@ -1,0 +1,42 @@
+/* Turning ring records and station snapshots of one process into trace lines, and the
+ * bookkeeping that goes with it: announcing coroutines, interning stacks, converting clocks. */
+#ifndef CTP_COLLECTOR_RECORDS_H
+#define CTP_COLLECTOR_RECORDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collector/proc.h"
+#include "ctp/station.h"
+
+/* The ctx of ctp_records_visit: the process and the ring being read. */
+struct ctp_visit_ctx {
+	struct ctp_proc *p;
+	struct ctp_ring_state *rs;
+	uint64_t malformed; /* records too short for what they claim */
+};
+
+/* A ctp_ring_visit_fn. */
+void ctp_records_visit(void *ctx, const struct ctp_rec *rec);
+
+/* A clock reading of the segment, in CLOCK_MONOTONIC ns. */
+uint64_t ctp_proc_ts(const struct ctp_proc *p, uint64_t raw);
+
+/* The id of a stack (n >= 1 frames), writing its `stack` line first when it is new. */
+uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint32_t n);
+
+/* Finds the station that holds coroutine `id` now. */
+bool ctp_proc_find_station(struct ctp_proc *p, uint64_t id, struct ctp_station_snapshot *out);
+
+/* Calls fn for every station in use. Returns false if any could not be read consistently. */
+typedef void (*ctp_station_fn)(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx);
+void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx);
+
+/* Writes the `coro` line of a coroutine seen in an event before its creation was (its CREATE
+ * record was dropped, or it was inherited across fork), from its station when one holds it. */
+void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c);
+
+/* Re-reads the block list (rings, station chunks) after a remap or a new block. */
+void ctp_proc_walk_blocks(struct ctp_proc *p);
+
+#endif

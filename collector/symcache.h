@@ -1,0 +1,53 @@
+/* Symbols of one process: its module table (copied out of the segment's MODS blocks, so that
+ * it outlives the mapping) and a cache of what each address symbolized to, so that every
+ * distinct address is looked up once. */
+#ifndef CTP_COLLECTOR_SYMCACHE_H
+#define CTP_COLLECTOR_SYMCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctp/segment.h"
+#include "ctp/segment_view.h"
+#include "ctp/symbolize.h"
+
+struct ctp_module_copy {
+	uint64_t base, lo, hi;
+	uint32_t build_id_len;
+	uint8_t build_id[CTP_BUILD_ID_MAX];
+	char *path;
+};
+
+/* What one address is. Strings belong to the symbolizer or the module copy. */
+struct ctp_sym {
+	uint64_t key;	    /* address, with bit 63 set for an entry (not a return) address */
+	const char *sym;    /* NULL when unknown */
+	const char *module; /* NULL when the address is in no known module */
+	const char *file;   /* NULL when unknown */
+	uint64_t off;	    /* meaningful when sym != NULL */
+	int line;	    /* 0 when unknown */
+	bool used;
+};
+
+struct ctp_symcache {
+	struct ctp_module_copy *mods;
+	size_t nmods, mods_cap;
+	uint64_t mods_seen; /* module entries in the segment when last read */
+	struct ctp_sym *slots;
+	size_t cap, count;
+};
+
+void ctp_symcache_free(struct ctp_symcache *c);
+
+/* Reads the segment's module blocks and adds modules not copied yet. */
+void ctp_symcache_read_modules(struct ctp_symcache *c, const struct ctp_segment_view *v);
+
+/* Symbolizes `addr` (a return address of an unwound stack, or an entry function when
+ * `return_address` is false), once per address. `v` is the process's mapping, re-read for new
+ * modules when the address is in none known (dlopen); it may be NULL once the mapping is gone. */
+const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_symbolizer *s,
+					  const struct ctp_segment_view *v, uint64_t addr,
+					  bool return_address);
+
+#endif
