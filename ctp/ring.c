@@ -72,7 +72,8 @@ enum ctp_ring_status ctp_ring_consume(struct ctp_ring *ring, const uint8_t *data
 	enum ctp_ring_status status = CTP_RING_OK;
 	uint64_t start = tail;
 
-	if (head - tail > capacity) {
+	/* tail is in the segment too: one that is not a multiple of 8 cannot come from us. */
+	if (head - tail > capacity || tail % 8 != 0) {
 		status = CTP_RING_CORRUPT;
 		tail = head;
 	}
