@@ -1,0 +1,87 @@
+/* Signal forwarding for ctp-run. The launcher must stop as its app stops: a SIGTERM from a
+ * service manager or a SIGINT from `kill` reaches the launcher, and the app decides what it
+ * means. Keyboard signals (Ctrl-C, Ctrl-\, hangup) are sent by the terminal to the whole
+ * foreground process group, which the app shares with the launcher: forwarding those too
+ * would deliver them twice, and many programs read a second Ctrl-C as "quit now". The kernel
+ * marks those with si_code SI_KERNEL. */
+#include "collector/run.h"
+
+#include <signal.h>
+#include <string.h>
+
+const int ctp_run_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+const size_t ctp_run_forwarded_count = sizeof(ctp_run_forwarded) / sizeof(ctp_run_forwarded[0]);
+
+static volatile sig_atomic_t target_pid;
+static volatile sig_atomic_t target_shares_terminal;
+static volatile sig_atomic_t pending;
+static bool handled[NSIG];
+static sigset_t start_mask; /* what the launcher was started with, and so the app gets */
+
+static void forward(int sig, siginfo_t *info, void *ucontext)
+{
+	(void)ucontext;
+	pid_t pid = target_pid;
+	if (pid <= 0) {
+		if (pending == 0)
+			pending = sig;
+		return;
+	}
+	if (target_shares_terminal && info != NULL && info->si_code == SI_KERNEL)
+		return;
+	kill(pid, sig);
+}
+
+void ctp_run_signals_install(void)
+{
+	sigprocmask(SIG_SETMASK, NULL, &start_mask);
+	for (size_t i = 0; i < ctp_run_forwarded_count; i++) {
+		int sig = ctp_run_forwarded[i];
+		struct sigaction old;
+		if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = forward;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigfillset(&sa.sa_mask);
+		if (sigaction(sig, &sa, NULL) == 0)
+			handled[sig] = true;
+	}
+}
+
+void ctp_run_signals_block(bool block)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < ctp_run_forwarded_count; i++)
+		sigaddset(&set, ctp_run_forwarded[i]);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+void ctp_run_signals_reset_in_child(void)
+{
+	for (size_t i = 0; i < ctp_run_forwarded_count; i++) {
+		int sig = ctp_run_forwarded[i];
+		if (handled[sig])
+			signal(sig, SIG_DFL);
+	}
+	sigprocmask(SIG_SETMASK, &start_mask, NULL);
+}
+
+void ctp_run_signals_target(pid_t pid, bool terminal_shared)
+{
+	target_shares_terminal = terminal_shared;
+	target_pid = pid;
+	/* One that came after the launcher last looked, before the app existed: the app never
+	 * saw it, so it gets it now. Callers have the signals blocked or no pending one. */
+	if (pid > 0 && pending != 0) {
+		kill(pid, pending);
+		pending = 0;
+	}
+}
+
+int ctp_run_signals_pending(void)
+{
+	return pending;
+}
