@@ -156,7 +156,8 @@ static struct module *module_get(struct ctp_symbolizer *s, const char *path, con
 		free(m);
 		return NULL;
 	}
-	memcpy(m->build_id, id, id_len);
+	if (id_len > 0)
+		memcpy(m->build_id, id, id_len);
 	m->build_id_len = id_len;
 	module_open(m);
 	m->next = *bucket;

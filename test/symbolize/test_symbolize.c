@@ -184,9 +184,10 @@ static void test_libc_function(void **state)
  * /usr/lib/debug/.build-id. Skipped where that package is missing. */
 static void test_libc_separate_debug_info(void **state)
 {
-	void *fn = dlsym(RTLD_DEFAULT, "qsort");
+	void *fn = dlsym(RTLD_DEFAULT, "getpid");
 	assert_non_null(fn);
-	struct module_ref m = find_module(fn);
+	struct module_ref m = find_module(fn); /* not an ASan interceptor: libc's own */
+	assert_non_null(strstr(m.path, "libc.so"));
 	char debug_path[256];
 	int n = snprintf(debug_path, sizeof(debug_path), "/usr/lib/debug/.build-id/%02x/",
 			 m.build_id[0]);
@@ -199,9 +200,8 @@ static void test_libc_separate_debug_info(void **state)
 	struct ctp_frame_info fi;
 	assert_true(symbolize(*state, &m, fn, false, &fi));
 	assert_non_null(fi.sym);
-	assert_string_equal(fi.sym, "qsort");
+	assert_true(strcmp(fi.sym, "getpid") == 0 || strcmp(fi.sym, "__getpid") == 0);
 	assert_non_null(fi.file);
-	assert_true(ends_with(fi.file, ".c"));
 	assert_true(fi.line > 0);
 }
 
