@@ -160,7 +160,9 @@ static void decide_exit(struct loop *L, struct ctp_proc *p)
 		}
 	} else if (have_hdr) {
 		l = hdr;
-	} else if (L->launcher_open) {
+	} else if (L->launcher_open || !L->launcher_seen) {
+		/* Hold it: the launcher may still report, or (with or without one) the same pid
+		 * may say hello again, which makes this end an exec whose EXEC never came. */
 		if (L->nheld == L->held_cap) {
 			L->held_cap = L->held_cap ? L->held_cap * 2 : 8;
 			L->held = xrealloc(L->held, L->held_cap * sizeof(*L->held));

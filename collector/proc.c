@@ -94,6 +94,7 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 	p->clock_kind = header(p)->clock_kind;
 	p->seen_segment_size = p->view.size;
 	ctp_symcache_read_modules(&p->syms, &p->view);
+	ctp_symcache_warm(&p->syms, c->sym);
 	return p;
 }
 

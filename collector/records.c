@@ -45,7 +45,8 @@ void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx)
 			/* A station that stays torn (its writer died mid-update) is still the
 			 * best knowledge there is: use the last copy. */
 			ctp_station_read(s, ref.depth, &snap);
-			if (snap.coro == 0 || snap.state == CTP_STATE_FREE)
+			if (snap.coro == 0 || snap.state == CTP_STATE_FREE ||
+			    snap.state > CTP_STATE_EXITED)
 				continue;
 			fn(p, &snap, ctx);
 		}
