@@ -12,55 +12,6 @@ void ctp_ring_producer_init(struct ctp_ring_producer *p, struct ctp_ring *ring, 
 	p->pending = 0;
 }
 
-void *ctp_ring_reserve(struct ctp_ring_producer *p, uint32_t size)
-{
-	uint64_t capacity = p->mask + 1;
-	uint64_t pos = p->head & p->mask;
-	uint64_t to_end = capacity - pos;
-	/* A record never wraps: if it does not fit before the end, the end becomes a PAD. */
-	uint64_t pad = size > to_end ? to_end : 0;
-	uint64_t need = pad + size;
-
-	if (p->head + need - p->cached_tail > capacity) {
-		/* Acquire pairs with the consumer's release of tail: the bytes it freed are no
-		 * longer read once we see the new tail. */
-		p->cached_tail = CTP_LOAD_ACQUIRE(&p->ring->tail);
-		if (p->head + need - p->cached_tail > capacity) {
-			CTP_STORE_RELAXED(&p->ring->dropped,
-					  CTP_LOAD_RELAXED(&p->ring->dropped) + 1);
-			return NULL;
-		}
-	}
-	if (pad) {
-		struct ctp_rec *filler = (struct ctp_rec *)(p->data + pos);
-		filler->size = 0; /* a PAD always runs to the end of the data */
-		filler->type = CTP_REC_PAD;
-		filler->nframes = 0;
-		filler->aux = 0;
-	}
-	p->pending = (uint32_t)need;
-	return p->data + ((p->head + pad) & p->mask);
-}
-
-void ctp_ring_commit(struct ctp_ring_producer *p)
-{
-	p->head += p->pending;
-	p->pending = 0;
-	/* Release: the record's bytes are visible before the consumer sees the new head. */
-	CTP_STORE_RELEASE(&p->ring->head, p->head);
-}
-
-uint64_t ctp_ring_fill(const struct ctp_ring_producer *p)
-{
-	return p->head - p->cached_tail;
-}
-
-uint64_t ctp_ring_fill_fresh(struct ctp_ring_producer *p)
-{
-	p->cached_tail = CTP_LOAD_ACQUIRE(&p->ring->tail);
-	return p->head - p->cached_tail;
-}
-
 enum ctp_ring_status ctp_ring_consume(struct ctp_ring *ring, const uint8_t *data, uint64_t capacity,
 				      uint64_t max_bytes, ctp_ring_visit_fn visit, void *ctx,
 				      uint64_t *bytes_read)

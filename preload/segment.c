@@ -87,10 +87,10 @@ bool ctp_segment_create(void)
 	h->segment_max = max;
 	h->stack_depth = ctp_proc.config.stack_depth;
 	h->station_size = ctp_station_size(h->stack_depth);
-	h->stations_per_chunk = 1024;
 	h->next_coro_id = 1;
 	h->start_tsc = ctp_now();
 	h->start_mono_ns = ctp_monotonic_ns();
+	ctp_stations_init();
 	return true;
 }
 

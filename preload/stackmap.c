@@ -136,9 +136,17 @@ static void match_thread_stack(uint32_t idx, struct ctp_station *s, void *arg)
 
 uint32_t ctp_station_for_sp(struct ctp_thread *t, uint64_t sp)
 {
+	uint64_t page = sp >> PAGE_SHIFT;
+	for (int k = 0; k < 2; k++)
+		if (t->lookup_page[k] == page && holds(t->lookup_idx[k], sp))
+			return t->lookup_idx[k];
 	uint32_t idx = ctp_stackmap_find(sp);
-	if (idx != CTP_NO_STATION)
+	if (idx != CTP_NO_STATION) {
+		uint32_t k = t->lookup_next++ & 1;
+		t->lookup_page[k] = page;
+		t->lookup_idx[k] = idx;
 		return idx;
+	}
 	if (t->stack_lo <= sp && sp < t->stack_hi)
 		return t->self;
 	/* Another thread's own stack (rare: M:N programs resume coroutines, not threads' own

@@ -7,21 +7,15 @@
 #include "ctp/atomics.h"
 #include "preload.h"
 
-enum { MAX_CHUNKS = 1 << 16 };
+enum { CHUNK_SHIFT = CTP_STATION_CHUNK_SHIFT, PER_CHUNK = 1 << CHUNK_SHIFT };
 
-struct station_dir {
-	uint8_t *chunk[MAX_CHUNKS]; /* station 0 of each chunk; published with release */
-	struct ctp_coro_private *priv[MAX_CHUNKS];
-	/* Free list head: index + 1 in the low 32 bits (0 = empty), a tag in the high 32 bits so
-	 * that a pop racing with pop+push of the same index fails (ABA). */
-	uint64_t free_head;
-};
+struct ctp_station_dir ctp_station_dir;
+#define dir ctp_station_dir
 
-static struct station_dir dir;
-
-static uint32_t per_chunk(void)
+void ctp_stations_init(void)
 {
-	return ctp_seg.hdr->stations_per_chunk;
+	dir.station_size = ctp_seg.hdr->station_size;
+	ctp_seg.hdr->stations_per_chunk = PER_CHUNK;
 }
 
 struct chunk_fill {
@@ -45,7 +39,7 @@ static bool ensure_chunk(uint32_t n)
 {
 	if (CTP_LOAD_ACQUIRE(&dir.chunk[n]))
 		return true;
-	uint32_t count = per_chunk();
+	uint32_t count = PER_CHUNK;
 	uint32_t size = ctp_seg.hdr->station_size;
 	struct chunk_fill f = {.first = n * count, .count = count};
 	/* Private data first, so that it is there when the chunk is seen. */
@@ -74,18 +68,10 @@ static bool ensure_chunk(uint32_t n)
 	return true;
 }
 
-struct ctp_station *ctp_station_at(uint32_t idx)
-{
-	uint32_t count = per_chunk();
-	uint8_t *chunk = CTP_LOAD_ACQUIRE(&dir.chunk[idx / count]);
-	return (struct ctp_station *)(chunk + (uint64_t)(idx % count) * ctp_seg.hdr->station_size);
-}
-
 struct ctp_coro_private *ctp_station_private(uint32_t idx)
 {
-	uint32_t count = per_chunk();
-	struct ctp_coro_private *p = CTP_LOAD_ACQUIRE(&dir.priv[idx / count]);
-	return p ? &p[idx % count] : NULL;
+	struct ctp_coro_private *p = CTP_LOAD_ACQUIRE(&dir.priv[idx >> CHUNK_SHIFT]);
+	return p ? &p[idx & (PER_CHUNK - 1)] : NULL;
 }
 
 static uint32_t pop_free(void)
@@ -109,7 +95,7 @@ uint32_t ctp_station_alloc(void)
 	if (idx != CTP_NO_STATION)
 		return idx;
 	idx = __atomic_fetch_add(&ctp_seg.hdr->station_count, 1, __ATOMIC_RELAXED);
-	if (idx / per_chunk() >= MAX_CHUNKS || !ensure_chunk(idx / per_chunk())) {
+	if ((idx >> CHUNK_SHIFT) >= CTP_STATION_MAX_CHUNKS || !ensure_chunk(idx >> CHUNK_SHIFT)) {
 		__atomic_fetch_add(&ctp_seg.hdr->stations_lost, 1, __ATOMIC_RELAXED);
 		return CTP_NO_STATION;
 	}
@@ -130,9 +116,8 @@ void ctp_station_free(uint32_t idx)
 void ctp_stations_each(void (*fn)(uint32_t idx, struct ctp_station *s, void *arg), void *arg)
 {
 	uint32_t n = CTP_LOAD_RELAXED(&ctp_seg.hdr->station_count);
-	uint32_t count = per_chunk();
 	for (uint32_t i = 0; i < n; i++)
-		if (CTP_LOAD_ACQUIRE(&dir.chunk[i / count]))
+		if (CTP_LOAD_ACQUIRE(&dir.chunk[i >> CHUNK_SHIFT]))
 			fn(i, ctp_station_at(i), arg);
 }
 
