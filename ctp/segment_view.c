@@ -100,10 +100,14 @@ bool ctp_view_station_chunk(const struct ctp_segment_view *v, struct ctp_block *
 	    !ctp_view_at(v, off, sizeof(struct ctp_station_chunk)))
 		return false;
 	struct ctp_station_chunk *c = (struct ctp_station_chunk *)block;
-	uint32_t station_size = h->station_size;
+	/* Read once: the process may change its header after ctp_view_check_header passed it, and
+	 * the depth must match the station size used for the bounds below. */
+	uint32_t station_size = CTP_LOAD_RELAXED(&h->station_size);
+	uint32_t depth = CTP_LOAD_RELAXED(&h->stack_depth);
 	uint32_t count = c->count;
 	uint64_t stations_off = c->stations_off;
-	if (station_size < sizeof(struct ctp_station) || stations_off % 8 != 0)
+	if (depth > CTP_MAX_STACK_DEPTH || station_size != ctp_station_size(depth) ||
+	    stations_off % 8 != 0)
 		return false;
 	uint8_t *stations = ctp_view_at(v, stations_off, (uint64_t)count * station_size);
 	if (!stations)
@@ -112,7 +116,7 @@ bool ctp_view_station_chunk(const struct ctp_segment_view *v, struct ctp_block *
 	out->first = c->first;
 	out->count = count;
 	out->station_size = station_size;
-	out->depth = h->stack_depth;
+	out->depth = depth;
 	return true;
 }
 
