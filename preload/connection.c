@@ -89,11 +89,11 @@ bool ctp_connection_open(void)
 		sock = -1;
 		return false;
 	}
-	int high = (int)syscall(SYS_fcntl, sock, F_DUPFD_CLOEXEC, 900);
-	if (high >= 0) {
-		syscall(SYS_close, sock);
-		sock = high;
-	}
+	sock = ctp_own_fd_move_high(sock);
+	static bool registered;
+	if (!registered)
+		ctp_own_fd_register(&sock);
+	registered = true;
 	if (!send_hello()) {
 		ctp_log("the collector did not take the segment: running untraced", NULL, NULL);
 		return false;
@@ -105,7 +105,8 @@ void ctp_connection_wake(void)
 {
 	int saved = errno;
 	char b = CTP_WAKE_BYTE;
-	long rc = syscall(SYS_sendto, sock, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+	long rc = syscall(SYS_sendto, __atomic_load_n(&sock, __ATOMIC_RELAXED), &b, 1,
+			  MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
 	if (rc < 0 && errno != EAGAIN && errno != EINTR)
 		ctp_process_stop("the collector is gone");
 	errno = saved;

@@ -14,7 +14,9 @@
 #include "preload.h"
 #include "real.h"
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+/* Signals whose default action ends the process and that a program commonly dies of. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL,  SIGFPE, SIGABRT,
+				    SIGTRAP, SIGSYS, SIGTERM, SIGINT, SIGHUP};
 enum { ALTSTACK_SIZE = 64 * 1024 };
 
 static void record_exit(uint32_t kind, int value)
@@ -77,6 +79,17 @@ void ctp_crash_altstack_for_thread(void)
 	stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE};
 	if (sigaltstack(&ss, NULL) != 0)
 		munmap(p, ALTSTACK_SIZE);
+}
+
+static void record_status_at_exit(int status, void *arg)
+{
+	(void)arg;
+	record_exit(CTP_EXIT_STATUS, status);
+}
+
+void ctp_exit_status_watch(void)
+{
+	on_exit(record_status_at_exit, NULL);
 }
 
 CTP_EXPORT void exit(int status)

@@ -50,6 +50,10 @@ static void read_config(struct ctp_config *c)
 	c->ring_bytes = round_up_pow2(env_u64("CTP_RING_KB", 1024, 1u << 20) * 1024);
 	c->segment_max = env_u64("CTP_SEGMENT_MAX_MB", 1024, 1u << 20) << 20;
 	c->socket_path = getenv("CTP_SOCKET");
+	/* Ids continue across exec (see exec_hooks.c): unique within the pid. */
+	c->first_coro_id = env_u64("CTP_CORO_BASE", 1, UINT64_MAX / 2);
+	if (c->first_coro_id == 0)
+		c->first_coro_id = 1;
 }
 
 void ctp_process_stop(const char *why)
@@ -98,6 +102,8 @@ static void initialize(void)
 	}
 	pthread_atfork(NULL, NULL, fork_child);
 	ctp_crash_handlers_install();
+	ctp_exit_status_watch();
+	ctp_exec_remember_environment();
 	__atomic_store_n(&ctp_proc.state, CTP_PROC_TRACING, __ATOMIC_RELEASE);
 }
 

@@ -3,6 +3,7 @@
 #ifndef CTP_PRELOAD_H
 #define CTP_PRELOAD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,6 +24,7 @@ struct ctp_config {
 	uint64_t ring_bytes;	 /* CTP_RING_KB, rounded to a power of two */
 	uint64_t segment_max;	 /* CTP_SEGMENT_MAX_MB */
 	const char *socket_path; /* CTP_SOCKET */
+	uint64_t first_coro_id;	 /* CTP_CORO_BASE, set by the image before an exec */
 };
 
 enum ctp_process_state {
@@ -208,10 +210,113 @@ CTP_HIDDEN bool ctp_connection_open(void);
 CTP_HIDDEN void ctp_connection_wake(void);
 CTP_HIDDEN void ctp_connection_send_exec(void);
 
+/* ---- the preload's own fds (own_fds.c): for the close/close_range/dup2/dup3 hooks ---- */
+
+/* Registers the variable holding one of the preload's fds. */
+CTP_HIDDEN void ctp_own_fd_register(int *slot);
+CTP_HIDDEN bool ctp_own_fd(int fd);
+/* Moves a new fd of the preload's out of the range programs use (>= 900), close-on-exec. */
+CTP_HIDDEN int ctp_own_fd_move_high(int fd);
+/* Before a dup2/dup3 onto `target`: if it is one of ours, ours moves elsewhere first. */
+CTP_HIDDEN void ctp_own_fd_make_room(int target);
+/* close_range(first, last, flags) over everything in the range but the preload's own fds. */
+CTP_HIDDEN int ctp_own_fd_close_range(unsigned first, unsigned last, int flags,
+				      int (*real_close_range)(unsigned, unsigned, int));
+
+/* ---- children (exec_hooks.c) ---- */
+
+/* Keeps the CTP_* variables and the preload's path for children's environments. */
+CTP_HIDDEN void ctp_exec_remember_environment(void);
+
+/* ---- fd attribution (fd_table.c, io_*.c) ---- */
+
+/* What the preload knows of one fd number: the coroutine that last got EAGAIN on it (a hint;
+ * its station says whether it still waits) and which readiness APIs name it. */
+enum {
+	CTP_FD_WATCH_EPOLL = 1, /* registered with epoll_ctl ADD/MOD */
+	CTP_FD_WATCH_POLL = 2,	/* named in a poll or select call */
+	CTP_FD_WATCH_SEEN = 4,	/* some coroutine waited on it */
+};
+struct ctp_fd_slot {
+	uint64_t waiter;  /* coroutine id, 0 = none */
+	uint32_t station; /* its station index + 1, 0 = none */
+	uint8_t op;	  /* enum ctp_wait_op */
+	uint8_t watch;	  /* CTP_FD_WATCH_* */
+	uint16_t pad;
+};
+struct ctp_fd_table {
+	struct ctp_fd_slot *slots; /* private mapping, made on first need; release/acquire */
+	uint32_t count;		   /* fds covered: RLIMIT_NOFILE's hard limit, capped */
+	uint32_t high;		   /* one past the highest fd ever given state */
+};
+extern struct ctp_fd_table ctp_fd_table CTP_HIDDEN;
+
+/* The slot of fd, NULL when there is no table yet or fd is beyond it. */
+static inline struct ctp_fd_slot *ctp_fd_slot(int fd)
+{
+	struct ctp_fd_slot *slots = __atomic_load_n(&ctp_fd_table.slots, __ATOMIC_ACQUIRE);
+	if (!slots || (unsigned)fd >= ctp_fd_table.count)
+		return NULL;
+	return &slots[fd];
+}
+/* Like ctp_fd_slot, making the table first; notes fd in the high-water mark. */
+CTP_HIDDEN struct ctp_fd_slot *ctp_fd_slot_make(int fd);
+/* Forgets everything about fd (it was closed, or now names another file). */
+CTP_HIDDEN void ctp_fd_slot_reset(struct ctp_fd_slot *s);
+
+/* epoll data -> fd, so that epoll_wait results can be attributed (io_epoll_keys.c). */
+CTP_HIDDEN void ctp_epoll_key_set(uint64_t data, int fd);
+CTP_HIDDEN int ctp_epoll_key_find(uint64_t data);
+
+/* The rare paths of the I/O hooks (io_record.c). Each keeps errno and records nothing on a
+ * thread that is not tracing. `skip` counts the preload frames above the hooked function. */
+CTP_HIDDEN void ctp_io_would_block(int fd, uint32_t op);
+CTP_HIDDEN void ctp_io_succeeded(int fd, struct ctp_fd_slot *s);
+/* Before the program closes fd (or dup2s over it): what is known of fd now... */
+struct ctp_fd_closing {
+	uint64_t waiter;
+	uint32_t station;
+	uint8_t op;
+	uint8_t watch;
+};
+static inline bool ctp_io_close_begin(int fd, struct ctp_fd_closing *c)
+{
+	struct ctp_fd_slot *s = ctp_fd_slot(fd);
+	if (!s)
+		return false;
+	c->watch = __atomic_load_n(&s->watch, __ATOMIC_RELAXED);
+	c->station = __atomic_load_n(&s->station, __ATOMIC_RELAXED);
+	c->waiter = __atomic_load_n(&s->waiter, __ATOMIC_RELAXED);
+	c->op = __atomic_load_n(&s->op, __ATOMIC_RELAXED);
+	return c->watch || c->station;
+}
+/* ...and after it was closed: the CLOSE record, the waiter's station marked closed. */
+CTP_HIDDEN void ctp_io_close_end(int fd, const struct ctp_fd_closing *c);
+/* An fd that epoll, poll or select reported ready: a READY record if a coroutine waits on it. */
+CTP_HIDDEN void ctp_io_ready(int fd, struct ctp_fd_slot *s);
+/* epoll_ctl succeeded: REGISTER or UNREGISTER. */
+CTP_HIDDEN void ctp_io_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+
+/* After a read- or write-like call on fd returned rc, errno as it left it: nothing but two
+ * loads unless the call would have blocked or fd has a waiter. */
+static inline void ctp_io_after(int fd, long rc, uint32_t op)
+{
+	if (CTP_UNLIKELY(rc < 0)) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			ctp_io_would_block(fd, op);
+		return;
+	}
+	struct ctp_fd_slot *s = ctp_fd_slot(fd);
+	if (CTP_UNLIKELY(s && __atomic_load_n(&s->station, __ATOMIC_RELAXED)))
+		ctp_io_succeeded(fd, s);
+}
+
 /* ---- process end (crash.c) ---- */
 
 CTP_HIDDEN void ctp_crash_handlers_install(void);
 CTP_HIDDEN void ctp_crash_altstack_for_thread(void);
-CTP_HIDDEN void ctp_record_exit_status(int status);
+/* Records the exit status at exit, also when main returns (glibc's exit is then not called
+ * through the PLT, so the exit hooks alone would miss it). */
+CTP_HIDDEN void ctp_exit_status_watch(void);
 
 #endif

@@ -16,17 +16,6 @@ struct ctp_segment ctp_seg;
 
 enum { GROW_STEP = 1 << 20, FIRST_COMMIT = 1 << 20 };
 
-/* File descriptors of the preload's own are moved high, out of the way of programs that assume
- * small numbers are theirs. */
-static int move_fd_high(int fd)
-{
-	int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
-	if (high < 0)
-		return fd;
-	syscall(SYS_close, fd);
-	return high;
-}
-
 static void lock(void)
 {
 	while (__atomic_exchange_n(&ctp_seg.lock, 1, __ATOMIC_ACQUIRE))
@@ -42,7 +31,7 @@ static void unlock(void)
 static int new_memfd(void)
 {
 	int fd = (int)syscall(SYS_memfd_create, "ctp-segment", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	return fd < 0 ? fd : move_fd_high(fd);
+	return fd < 0 ? fd : ctp_own_fd_move_high(fd);
 }
 
 static bool commit(uint64_t size)
@@ -58,6 +47,7 @@ bool ctp_segment_create(void)
 {
 	uint64_t max = ctp_proc.config.segment_max;
 	ctp_seg.memfd = new_memfd();
+	ctp_own_fd_register(&ctp_seg.memfd);
 	if (ctp_seg.memfd < 0) {
 		ctp_log("cannot create the segment: memfd_create: ", strerror(errno), NULL);
 		return false;
@@ -87,7 +77,7 @@ bool ctp_segment_create(void)
 	h->segment_max = max;
 	h->stack_depth = ctp_proc.config.stack_depth;
 	h->station_size = ctp_station_size(h->stack_depth);
-	h->next_coro_id = 1;
+	h->next_coro_id = ctp_proc.config.first_coro_id;
 	h->start_tsc = ctp_now();
 	h->start_mono_ns = ctp_monotonic_ns();
 	ctp_stations_init();
