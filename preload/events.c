@@ -113,12 +113,11 @@ static void emit_exit(struct ctp_thread *t, uint64_t now, uint64_t coro, uint32_
 	ctp_emit_commit(t);
 }
 
-void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip)
+static inline __attribute__((always_inline)) void switch_with_stack(struct ctp_thread *t,
+								    uint32_t to, uint32_t how,
+								    const uint64_t *frames,
+								    uint32_t n)
 {
-	uint64_t frames[CTP_MAX_STACK_DEPTH];
-	uint32_t n = 0;
-	if (ctp_proc.config.stack_depth)
-		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
 	uint64_t now = ctp_now();
 	struct ctp_station *from_s = ctp_station_at(t->current);
 	struct ctp_station *to_s = ctp_station_at(to);
@@ -127,6 +126,20 @@ void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t s
 	emit_switch(t, now, CTP_LOAD_RELAXED(&from_s->coro), CTP_LOAD_RELAXED(&to_s->coro), how,
 		    frames, n);
 	t->current = to;
+}
+
+void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip)
+{
+	uint64_t frames[CTP_MAX_STACK_DEPTH];
+	uint32_t n = 0;
+	if (ctp_proc.config.stack_depth)
+		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
+	switch_with_stack(t, to, how, frames, n);
+}
+
+void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how)
+{
+	switch_with_stack(t, to, how, NULL, 0);
 }
 
 static void recycle(struct ctp_thread *t, uint32_t idx)

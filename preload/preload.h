@@ -182,6 +182,8 @@ CTP_HIDDEN void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro
 /* A switch on thread t from t->current to `to`: suspend stack of the current coroutine (`skip`
  * frames of the preload's own), both stations, the SWITCH record; t->current becomes `to`. */
 CTP_HIDDEN void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip);
+/* The same switch without a suspend stack: the hook runs on the target side already. */
+CTP_HIDDEN void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how);
 /* The current coroutine of t ends (how = the switch that ends it): EXIT record, station exited;
  * then the switch to `to`, without a suspend stack. The station is recycled. */
 CTP_HIDDEN void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how);
