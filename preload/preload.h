@@ -91,6 +91,7 @@ struct ctp_coro_private {
 	void (*fn)(void);
 	int argc;
 	void *link; /* uc_link at makecontext time: where glibc goes when fn returns */
+	void *start_data; /* fcontext: the data of its first resume (Boost: its record) */
 	uint64_t args[CTP_MAX_ENTRY_ARGS];
 };
 
