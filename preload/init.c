@@ -83,8 +83,7 @@ static void initialize(void)
 {
 	read_config(&ctp_proc.config);
 	ctp_proc.pid = (uint32_t)getpid();
-	if (!ctp_proc.config.socket_path) {
-		/* Loaded without a collector to talk to: stay out of the way. */
+	if (!ctp_proc.config.socket_path && !ctp_autostart_collector()) {
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}

@@ -90,7 +90,7 @@ static inline void *ctp_segment_ptr(uint64_t off)
 struct ctp_coro_private {
 	void (*fn)(void);
 	int argc;
-	void *link; /* uc_link at makecontext time: where glibc goes when fn returns */
+	void *link;	  /* uc_link at makecontext time: where glibc goes when fn returns */
 	void *start_data; /* fcontext: the data of its first resume (Boost: its record) */
 	uint64_t args[CTP_MAX_ENTRY_ARGS];
 };
@@ -226,6 +226,11 @@ CTP_HIDDEN void ctp_own_fd_make_room(int target);
 CTP_HIDDEN int ctp_own_fd_close_range(unsigned first, unsigned last, int flags,
 				      int (*real_close_range)(unsigned, unsigned, int));
 
+/* ---- the plain LD_PRELOAD form (autostart.c) ---- */
+
+/* Starts a collector of the process's own when CTP_SOCKET is not set. */
+CTP_HIDDEN bool ctp_autostart_collector(void);
+
 /* ---- children (exec_hooks.c) ---- */
 
 /* Keeps the CTP_* variables and the preload's path for children's environments. */
@@ -272,7 +277,8 @@ CTP_HIDDEN void ctp_epoll_key_set(uint64_t data, int fd);
 CTP_HIDDEN int ctp_epoll_key_find(uint64_t data);
 
 /* The rare paths of the I/O hooks (io_record.c). Each keeps errno and records nothing on a
- * thread that is not tracing. `skip` counts the preload frames above the hooked function. */
+ * thread that is not tracing. Called straight from a hook, so that the stack they record
+ * starts at the hook's caller. */
 CTP_HIDDEN void ctp_io_would_block(int fd, uint32_t op);
 CTP_HIDDEN void ctp_io_succeeded(int fd, struct ctp_fd_slot *s);
 /* Before the program closes fd (or dup2s over it): what is known of fd now... */

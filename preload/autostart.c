@@ -1,0 +1,152 @@
+/* The plain form: `LD_PRELOAD=libctp_preload.so ./app`, with no ctp-run. The preload then starts
+ * a collector of its own (ctp-collector, found beside the library), writing ctp-<pid>.jsonl.zst
+ * in the working directory or where CTP_OUTPUT says, and points its own children at it through
+ * CTP_SOCKET. The collector runs detached (its own session, reparented away from the app), so
+ * the app never sees it as a child and a Ctrl-C to the app does not cut the trace short; it
+ * ends by itself a moment after the last traced process has gone. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+enum { PATH_BYTES = 4096, READY_TIMEOUT_MS = 10000 };
+
+static char socket_path[PATH_BYTES];
+
+static bool executable(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+/* ctp-collector beside the library: PREFIX/lib[/<arch>]/libctp_preload.so -> PREFIX/bin, or the
+ * build tree BUILD/preload -> BUILD/collector. CTP_COLLECTOR names it explicitly. */
+static bool find_collector(char *out, size_t size)
+{
+	const char *env = getenv("CTP_COLLECTOR");
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return executable(out);
+	}
+	Dl_info info;
+	if (!dladdr((void *)find_collector, &info) || !info.dli_fname)
+		return false;
+	char dir[PATH_BYTES];
+	snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	static const char *const candidates[] = {"../bin/ctp-collector", "../../bin/ctp-collector",
+						 "../collector/ctp-collector"};
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		int n = snprintf(out, size, "%s/%s", dir, candidates[i]);
+		if (n > 0 && (size_t)n < size && executable(out))
+			return true;
+	}
+	return false;
+}
+
+static bool make_run_dir(char *out, size_t size)
+{
+	const char *bases[] = {getenv("XDG_RUNTIME_DIR"), getenv("TMPDIR"), "/tmp"};
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		if (!bases[i] || !*bases[i])
+			continue;
+		int n = snprintf(out, size, "%s/ctp-%u-XXXXXX", bases[i], ctp_proc.pid);
+		if (n > 0 && (size_t)n + 8 < size && mkdtemp(out))
+			return true; /* mkdtemp makes it 0700 */
+	}
+	return false;
+}
+
+/* In the grandchild: only raw syscalls and what is on the stack, no locks the app may hold. */
+static void exec_collector(const char *collector, char *const argv[], int ready_fd)
+{
+	syscall(SYS_setsid);
+	int devnull = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR);
+	if (devnull >= 0) {
+		syscall(SYS_dup2, devnull, 0);
+		syscall(SYS_dup2, devnull, 1);
+	}
+	/* Nothing of the app's but stderr, for the collector's own messages. */
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != ready_fd)
+			syscall(SYS_close, fd);
+	char *const envp[] = {"PATH=/usr/bin:/bin", NULL}; /* not traced itself */
+	syscall(SYS_execve, collector, argv, envp);
+	syscall(SYS_exit_group, 127);
+}
+
+static bool wait_ready(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char buf[8];
+	if (poll(&p, 1, READY_TIMEOUT_MS) != 1)
+		return false;
+	return read(fd, buf, sizeof(buf)) > 0 && buf[0] == 'r';
+}
+
+bool ctp_autostart_collector(void)
+{
+	char collector[PATH_BYTES], dir[PATH_BYTES], output[PATH_BYTES], ready_arg[16];
+	if (!find_collector(collector, sizeof(collector))) {
+		ctp_log("LD_PRELOAD without ctp-run, and no ctp-collector beside the library: "
+			"running untraced (set CTP_COLLECTOR)",
+			NULL, NULL);
+		return false;
+	}
+	if (!make_run_dir(dir, sizeof(dir))) {
+		ctp_log("cannot make a private run directory: ", strerror(errno), NULL);
+		return false;
+	}
+	const char *out = getenv("CTP_OUTPUT");
+	if (out && *out)
+		snprintf(output, sizeof(output), "%s", out);
+	else
+		snprintf(output, sizeof(output), "ctp-%u.jsonl.zst", ctp_proc.pid);
+	int n = snprintf(socket_path, sizeof(socket_path), "%s/sock", dir);
+	if (n < 0 || (size_t)n >= sizeof(socket_path))
+		return false;
+
+	int pipe_fds[2];
+	if (pipe2(pipe_fds, O_CLOEXEC) != 0)
+		return false;
+	/* The ready fd must survive the exec: a copy without close-on-exec. */
+	int ready_fd = (int)syscall(SYS_fcntl, pipe_fds[1], F_DUPFD, 1000);
+	snprintf(ready_arg, sizeof(ready_arg), "%d", ready_fd);
+	char *const argv[] = {"ctp-collector", "--socket",   socket_path, "--output",
+			      output,	       "--ready-fd", ready_arg,	  NULL};
+
+	/* Raw forks: no atfork handlers of the app's, no lock taken in the children. */
+	long child = syscall(SYS_fork);
+	if (child == 0) {
+		if (syscall(SYS_fork) == 0)
+			exec_collector(collector, argv, ready_fd);
+		syscall(SYS_exit_group, 0);
+	}
+	syscall(SYS_close, pipe_fds[1]);
+	if (ready_fd >= 0)
+		syscall(SYS_close, ready_fd);
+	if (child > 0)
+		syscall(SYS_wait4, (pid_t)child, NULL, 0, NULL);
+	bool ready = child > 0 && wait_ready(pipe_fds[0]);
+	syscall(SYS_close, pipe_fds[0]);
+	if (!ready) {
+		ctp_log("the collector did not start (", collector, "): running untraced");
+		return false;
+	}
+	setenv("CTP_SOCKET", socket_path, 1); /* children find the same collector */
+	ctp_proc.config.socket_path = socket_path;
+	ctp_log("tracing to ", output, NULL);
+	return true;
+}
