@@ -1,0 +1,58 @@
+# Boost.Fiber (libboost_fiber switches through ontop_fcontext, its function returning an empty
+# fiber on every switch): producers, a squarer and a consumer over channels, all joined, and a
+# detached fiber that waits forever on a condition variable. The finished fibers must be exited,
+# the waiting one suspended in condition_variable::wait, every fiber with one id for its life.
+source "$(dirname "$0")/lib.sh"
+
+prog=$PROGRAMS/boost_fiber_channels
+"$prog" >"$WORK/plain.out"
+trace fib -- "$prog"
+expect_eq "ctp-run exits as the app did" 0 "$status"
+expect_eq "the app computes the same with the tracer" "$(cat "$WORK/plain.out")" \
+	"$(cat "$WORK/fib.out")"
+expect_eq "and it is right" "sum of squares 338350" "$(cat "$WORK/fib.out")"
+
+# The contexts: the main thread, the scheduler's dispatcher and five fibers.
+expect_eq "one thread" 1 "$(q fib '[.[] | select(.type == "coro" and .kind == "thread")] | length')"
+expect_eq "six fcontext coroutines" 6 \
+	"$(q fib '[.[] | select(.type == "coro" and .kind == "fcontext")] | length')"
+main=$(q fib '.[] | select(.type == "coro" and .kind == "thread") | .coro')
+expect_eq "most switches are ontop switches" true \
+	"$(q fib '[.[] | select(.type == "switch")] | (map(select(.how == "ontop_fcontext")) | length) > (length / 2)')"
+expect_eq "every coroutine's switch count matches the switches to its id" 0 \
+	"$(q fib '[.[] | select(.type == "switch") | .to] as $to | [.[] | select(.type == "state")
+		| .coro as $c | select(.switches != ([$to[] | select(. == $c)] | length)
+			+ (if .coro == '"$main"' then 1 else 0 end))] | length')"
+
+# Which fiber is which, by the functions named in its suspend stacks.
+fns='(reduce (.[] | select(.type == "stack")) as $s ({};
+		.[$s.id | tostring] = [$s.frames[].sym // ""
+			| capture("^(?<f>producer|squarer|consumer|wait_forever|boost::fibers::scheduler::dispatch)\\(").f]))
+	as $syms | [.[] | select(.type == "switch" and .stack != null)
+		| {coro: .from, f: $syms[.stack | tostring][]}] | group_by(.f)
+	| map({key: .[0].f, value: (map(.coro) | unique)}) | from_entries'
+expect_eq "fibers seen suspended" "boost::fibers::scheduler::dispatch,consumer,producer,squarer,wait_forever" \
+	"$(q fib "$fns | keys | join(\",\")")"
+expect_eq "two producers" 2 "$(q fib "$fns | .producer | length")"
+expect_eq "the finished fibers exited" "exited,exited,exited,exited" \
+	"$(q fib "($fns | .producer + .squarer + .consumer) as \$done
+		| [.[] | select(.type == \"state\") | .coro as \$c | select(\$done | index(\$c))
+		| .state] | join(\",\")")"
+waiter=$(q fib "$fns | .wait_forever | join(\",\")")
+check "one waiting fiber" [ -n "$waiter" ] && [ "${waiter/,/}" == "$waiter" ]
+expect_eq "the waiting fiber is suspended" suspended \
+	"$(q fib ".[] | select(.type == \"state\" and .coro == $waiter) | .state")"
+wstack=$(q fib ".[] | select(.type == \"state\" and .coro == $waiter) | .stack")
+expect_eq "its stack goes through condition_variable::wait into wait_forever" \
+	"boost::fibers::condition_variable::wait,wait_forever" \
+	"$(q fib "[.[] | select(.type == \"stack\" and .id == $wstack) | .frames[].sym // \"\"
+		| capture(\"^(void )?(?<f>boost::fibers::condition_variable::wait|wait_forever)[<(]\").f]
+		| unique | join(\",\")")"
+expect_eq "the dispatcher is suspended in dispatch" suspended \
+	"$(q fib "($fns | .[\"boost::fibers::scheduler::dispatch\"][0]) as \$d
+		| .[] | select(.type == \"state\" and .coro == \$d) | .state")"
+expect_eq "the main thread is running" running \
+	"$(q fib ".[] | select(.type == \"state\" and .coro == $main) | .state")"
+expect_eq "nothing lost" 0 "$(q fib '[.[] | select(.type == "loss")] | length')"
+
+finish
