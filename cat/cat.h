@@ -2,6 +2,7 @@
 #ifndef CTP_CAT_H
 #define CTP_CAT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "ctp/trace_reader.h"
@@ -15,25 +16,38 @@ enum {
 
 enum ctp_cat_format {
 	CTP_CAT_FORMAT_JSONL,
+	CTP_CAT_FORMAT_SQLITE, /* export into a database (cat/export.h) */
+	CTP_CAT_FORMAT_POSTGRES,
+	CTP_CAT_FORMAT_MYSQL,
 };
 
 /* What the command line asked for. */
 struct ctp_cat_options {
 	const char *input; /* a path, or "-" for standard input */
 	enum ctp_cat_format format;
+	const char *export_target; /* the database file or URI of an export */
+	bool export_replace;	   /* an export may replace the same trace exported before */
 };
 
 /* Where lines go. `line` and `finish` return 0, or -1 with errno set when the output failed
- * (EPIPE: the reader of our output went away). */
+ * (EPIPE: the reader of our output went away; ECANCELED: the output has said why on stderr). */
 struct ctp_cat_output {
 	void *state;
 	int (*line)(void *state, const struct ctp_trace_line *line);
 	int (*finish)(void *state);
 	void (*free)(void *state);
+	/* Optional: how reading ended, told before finish when the trace was read to its end. */
+	void (*ended)(void *state, const struct ctp_trace_end *end);
 };
 
 /* JSON Lines, each line passed through byte for byte. */
 int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f);
+
+/* An export into the database the options name (cat/export_session.c). */
+int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt);
+
+/* Prints the export schema's DDL for "sqlite", "postgres" or "mysql"; returns the exit code. */
+int ctp_cat_print_schema(const char *database, FILE *f);
 
 /* Reads the trace the options name into the output they ask for; returns the exit code. */
 int ctp_cat_run(const struct ctp_cat_options *opt);

@@ -18,6 +18,15 @@ static void print_help(FILE *f)
 	      "reported on stderr and skipped. A trace cut off mid-frame (a crash, a full disk,\n"
 	      "`head -c`) is printed up to its last complete line, then the cut is reported.\n"
 	      "\n"
+	      "Export (docs/schema.md): the trace goes into a database instead, one\n"
+	      "transaction per trace; exporting the same trace twice is refused.\n"
+	      "      --sqlite DB        into the SQLite file DB (made if missing)\n"
+	      "      --postgres URI     into PostgreSQL (a libpq URI or conninfo string)\n"
+	      "      --mysql URI        into MySQL/MariaDB:\n"
+	      "                         mysql://[USER[:PASSWORD]@][HOST[:PORT]]/DB[?socket=PATH]\n"
+	      "      --replace          replace the trace if it was exported before\n"
+	      "      --print-schema DB  print the schema's DDL for sqlite, postgres or mysql\n"
+	      "\n"
 	      "  -h, --help     show this help and exit\n"
 	      "  -V, --version  show the version and exit\n"
 	      "\n"
@@ -39,11 +48,19 @@ static int usage_error(const char *fmt, const char *arg)
 	return CTP_CAT_EXIT_FAILURE;
 }
 
+/* Long options without a short form. */
+enum { OPT_SQLITE = 256, OPT_POSTGRES, OPT_MYSQL, OPT_REPLACE, OPT_PRINT_SCHEMA };
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"sqlite", required_argument, NULL, OPT_SQLITE},
+		{"postgres", required_argument, NULL, OPT_POSTGRES},
+		{"mysql", required_argument, NULL, OPT_MYSQL},
+		{"replace", no_argument, NULL, OPT_REPLACE},
+		{"print-schema", required_argument, NULL, OPT_PRINT_SCHEMA},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctp_cat_options opt = {.format = CTP_CAT_FORMAT_JSONL};
@@ -58,6 +75,21 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("ctp-cat (%s)\n", ctp_version_string());
 			return fflush(stdout) == 0 ? CTP_CAT_EXIT_OK : CTP_CAT_EXIT_FAILURE;
+		case OPT_SQLITE:
+		case OPT_POSTGRES:
+		case OPT_MYSQL:
+			if (opt.export_target)
+				return usage_error("%s", "one export target only");
+			opt.format = c == OPT_SQLITE	 ? CTP_CAT_FORMAT_SQLITE
+				     : c == OPT_POSTGRES ? CTP_CAT_FORMAT_POSTGRES
+							 : CTP_CAT_FORMAT_MYSQL;
+			opt.export_target = optarg;
+			break;
+		case OPT_REPLACE:
+			opt.export_replace = true;
+			break;
+		case OPT_PRINT_SCHEMA:
+			return ctp_cat_print_schema(optarg, stdout);
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -73,6 +105,8 @@ int main(int argc, char **argv)
 	if (argc - optind > 1)
 		return usage_error("one FILE only, got another: '%s'", argv[optind + 1]);
 	opt.input = argv[optind];
+	if (opt.export_replace && !opt.export_target)
+		return usage_error("%s", "--replace needs --sqlite, --postgres or --mysql");
 
 	/* A closed output must show up as EPIPE from write, handled quietly, not as death by
 	 * SIGPIPE in the middle of a pipeline. */

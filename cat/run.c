@@ -19,6 +19,10 @@ static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output 
 	switch (opt->format) {
 	case CTP_CAT_FORMAT_JSONL:
 		return ctp_cat_out_jsonl_open(out, stdout);
+	case CTP_CAT_FORMAT_SQLITE:
+	case CTP_CAT_FORMAT_POSTGRES:
+	case CTP_CAT_FORMAT_MYSQL:
+		return ctp_cat_out_export_open(out, opt);
 	}
 	errno = EINVAL;
 	return -1;
@@ -63,9 +67,10 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 		fprintf(stderr, "ctp-cat: %s: cannot open: %s\n", name, strerror(errno));
 		return CTP_CAT_EXIT_FAILURE;
 	}
-	struct ctp_cat_output out;
+	struct ctp_cat_output out = {0};
 	if (open_output(opt, &out) < 0) {
-		fprintf(stderr, "ctp-cat: cannot set up the output: %s\n", strerror(errno));
+		if (errno != ECANCELED)
+			fprintf(stderr, "ctp-cat: cannot set up the output: %s\n", strerror(errno));
 		ctp_trace_reader_free(r);
 		return CTP_CAT_EXIT_FAILURE;
 	}
@@ -91,13 +96,17 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			break;
 		}
 	}
+	if (!output_failed && out.ended)
+		out.ended(out.state, ctp_trace_reader_end(r));
 	if (!output_failed && out.finish(out.state) < 0)
 		output_failed = true;
 
 	if (output_failed) {
 		/* The reader of our output is gone (`ctp-cat t | head`): it has what it wanted.
 		 * Stop quietly with what was seen so far; the rest was not read, so not judged. */
-		if (errno != EPIPE) {
+		if (errno == ECANCELED) {
+			status = CTP_CAT_EXIT_FAILURE;
+		} else if (errno != EPIPE) {
 			fprintf(stderr, "ctp-cat: write error: %s\n", strerror(errno));
 			status = CTP_CAT_EXIT_FAILURE;
 		}

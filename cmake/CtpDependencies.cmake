@@ -12,5 +12,9 @@ ctp_require_pkg(elf libelf)
 ctp_require_pkg(dw libdw)
 ctp_require_pkg(jansson jansson)
 ctp_require_pkg(cmocka cmocka)
+# ctp-cat's export into databases.
+ctp_require_pkg(sqlite3 sqlite3)
+ctp_require_pkg(pq libpq)
+ctp_require_pkg(mariadb libmariadb)
 # The preload dlopens libunwind at run time (see preload/unwind.c) and needs only its header.
 pkg_check_modules(unwind REQUIRED libunwind)
