@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cat/filter.h"
 #include "ctp/trace_reader.h"
 
 /* Exit codes, as --help documents them. */
@@ -16,6 +17,10 @@ enum {
 
 enum ctp_cat_format {
 	CTP_CAT_FORMAT_JSONL,
+	CTP_CAT_FORMAT_TEXT, /* the views: cat/out_text.c, out_csv.c, ... */
+	CTP_CAT_FORMAT_CSV,
+	CTP_CAT_FORMAT_COROTRACER,
+	CTP_CAT_FORMAT_CHROME,
 	CTP_CAT_FORMAT_SQLITE, /* export into a database (cat/export.h) */
 	CTP_CAT_FORMAT_POSTGRES,
 	CTP_CAT_FORMAT_MYSQL,
@@ -25,6 +30,9 @@ enum ctp_cat_format {
 struct ctp_cat_options {
 	const char *input; /* a path, or "-" for standard input */
 	enum ctp_cat_format format;
+	/* The views: --pid, --coro, --tid, --type, --since, --until (cat/filter.h); --follow. */
+	struct ctp_cat_filter_spec filter;
+	bool follow;
 	const char *export_target; /* the database file or URI of an export */
 	bool export_replace;	   /* an export may replace the same trace exported before */
 };
@@ -42,6 +50,13 @@ struct ctp_cat_output {
 
 /* JSON Lines, each line passed through byte for byte. */
 int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f);
+
+/* The views (docs/ctp-cat.md): aligned text for people, CSV rows of switches, coroTracer's
+ * records, Chrome Trace Event JSON. */
+int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f);
+int ctp_cat_out_csv_open(struct ctp_cat_output *out, FILE *f);
+int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f);
+int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f);
 
 /* An export into the database the options name (cat/export_session.c). */
 int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt);

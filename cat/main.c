@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cat/cat.h"
+#include "cat/timespec.h"
 #include "ctp/version.h"
 
 static void print_help(FILE *f)
@@ -17,6 +19,20 @@ static void print_help(FILE *f)
 	      "Lines are passed through unchanged. Lines that are not JSON objects are\n"
 	      "reported on stderr and skipped. A trace cut off mid-frame (a crash, a full disk,\n"
 	      "`head -c`) is printed up to its last complete line, then the cut is reported.\n"
+	      "\n"
+	      "Views (docs/ctp-cat.md):\n"
+	      "      --format=FMT     jsonl (default), text, csv (one row per switch),\n"
+	      "                       corotracer (coroTracer's records), chrome (Perfetto)\n"
+	      "  -f, --follow         the trace is still being written: wait for more, stop\n"
+	      "                       when its writer is done or on Ctrl-C\n"
+	      "Filters (repeatable, or comma lists; definitions that kept lines refer to\n"
+	      "are kept too, so the output stays a whole trace):\n"
+	      "      --pid=PID        lines of these processes\n"
+	      "      --coro=ID        lines of these coroutines (coro, from or to)\n"
+	      "      --tid=TID        lines of these threads\n"
+	      "      --type=TYPE      lines of these types (switch, coro, state, ...)\n"
+	      "      --since=TIME     lines at or after TIME, --until=TIME at or before:\n"
+	      "      --until=TIME     ns as in the trace, or since its start: 1.5s, 200ms, 3us\n"
 	      "\n"
 	      "Export (docs/schema.md): the trace goes into a database instead, one\n"
 	      "transaction per trace; exporting the same trace twice is refused.\n"
@@ -51,11 +67,70 @@ static int usage_error(const char *fmt, const char *arg)
 /* Long options without a short form. */
 enum { OPT_SQLITE = 256, OPT_POSTGRES, OPT_MYSQL, OPT_REPLACE, OPT_PRINT_SCHEMA };
 
+/* The views' options (filters, formats, --follow). */
+enum { OPT_FORMAT = 512, OPT_PID, OPT_CORO, OPT_TID, OPT_TYPE, OPT_SINCE, OPT_UNTIL };
+
+/* Handles one of the views' options; returns 0, or the exit code of a usage error. */
+static int view_option(struct ctp_cat_options *opt, int c, const char *arg)
+{
+	static const struct {
+		const char *name;
+		enum ctp_cat_format format;
+	} formats[] = {
+		{"jsonl", CTP_CAT_FORMAT_JSONL},   {"text", CTP_CAT_FORMAT_TEXT},
+		{"csv", CTP_CAT_FORMAT_CSV},	   {"corotracer", CTP_CAT_FORMAT_COROTRACER},
+		{"chrome", CTP_CAT_FORMAT_CHROME},
+	};
+	struct ctp_cat_filter_spec *f = &opt->filter;
+	switch (c) {
+	case OPT_FORMAT:
+		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+			if (strcmp(arg, formats[i].name) == 0) {
+				opt->format = formats[i].format;
+				return 0;
+			}
+		}
+		return usage_error("unknown --format '%s' (jsonl, text, csv, corotracer, chrome)",
+				   arg);
+	case OPT_PID:
+	case OPT_CORO:
+	case OPT_TID: {
+		struct ctp_cat_ids *ids = c == OPT_PID	  ? &f->pids
+					  : c == OPT_CORO ? &f->coros
+							  : &f->tids;
+		if (ctp_cat_ids_add(ids, arg) < 0)
+			return usage_error("not a list of numbers: '%s'", arg);
+		return 0;
+	}
+	case OPT_TYPE:
+		if (ctp_cat_filter_add_types(f, arg) < 0)
+			return usage_error("not a list of line types: '%s'", arg);
+		return 0;
+	case OPT_SINCE:
+	case OPT_UNTIL: {
+		bool since = c == OPT_SINCE;
+		if (!ctp_cat_parse_time(arg, since ? &f->since : &f->until))
+			return usage_error("not a time (ns, or 1.5s, 200ms, 3us, 40ns): '%s'", arg);
+		*(since ? &f->has_since : &f->has_until) = true;
+		return 0;
+	}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"follow", no_argument, NULL, 'f'},
+		{"pid", required_argument, NULL, OPT_PID},
+		{"coro", required_argument, NULL, OPT_CORO},
+		{"tid", required_argument, NULL, OPT_TID},
+		{"type", required_argument, NULL, OPT_TYPE},
+		{"since", required_argument, NULL, OPT_SINCE},
+		{"until", required_argument, NULL, OPT_UNTIL},
 		{"sqlite", required_argument, NULL, OPT_SQLITE},
 		{"postgres", required_argument, NULL, OPT_POSTGRES},
 		{"mysql", required_argument, NULL, OPT_MYSQL},
@@ -67,7 +142,7 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVf", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			print_help(stdout);
@@ -90,6 +165,21 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PRINT_SCHEMA:
 			return ctp_cat_print_schema(optarg, stdout);
+		case 'f':
+			opt.follow = true;
+			break;
+		case OPT_FORMAT:
+		case OPT_PID:
+		case OPT_CORO:
+		case OPT_TID:
+		case OPT_TYPE:
+		case OPT_SINCE:
+		case OPT_UNTIL: {
+			int bad = view_option(&opt, c, optarg);
+			if (bad)
+				return bad;
+			break;
+		}
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -105,11 +195,15 @@ int main(int argc, char **argv)
 	if (argc - optind > 1)
 		return usage_error("one FILE only, got another: '%s'", argv[optind + 1]);
 	opt.input = argv[optind];
+	if (opt.follow && strcmp(opt.input, "-") == 0)
+		return usage_error("%s", "--follow needs a FILE, not standard input");
 	if (opt.export_replace && !opt.export_target)
 		return usage_error("%s", "--replace needs --sqlite, --postgres or --mysql");
 
 	/* A closed output must show up as EPIPE from write, handled quietly, not as death by
 	 * SIGPIPE in the middle of a pipeline. */
 	signal(SIGPIPE, SIG_IGN);
-	return ctp_cat_run(&opt);
+	int status = ctp_cat_run(&opt);
+	ctp_cat_filter_spec_free(&opt.filter);
+	return status;
 }

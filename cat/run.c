@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cat/cat.h"
+#include "cat/follow.h"
 
 /* Past this many bad lines, stop naming each: a garbled trace must not bury the summary. */
 #define BAD_LINES_SHOWN 20
@@ -19,6 +20,14 @@ static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output 
 	switch (opt->format) {
 	case CTP_CAT_FORMAT_JSONL:
 		return ctp_cat_out_jsonl_open(out, stdout);
+	case CTP_CAT_FORMAT_TEXT:
+		return ctp_cat_out_text_open(out, stdout);
+	case CTP_CAT_FORMAT_CSV:
+		return ctp_cat_out_csv_open(out, stdout);
+	case CTP_CAT_FORMAT_COROTRACER:
+		return ctp_cat_out_corotracer_open(out, stdout);
+	case CTP_CAT_FORMAT_CHROME:
+		return ctp_cat_out_chrome_open(out, stdout);
 	case CTP_CAT_FORMAT_SQLITE:
 	case CTP_CAT_FORMAT_POSTGRES:
 	case CTP_CAT_FORMAT_MYSQL:
@@ -26,6 +35,21 @@ static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output 
 	}
 	errno = EINVAL;
 	return -1;
+}
+
+/* The output, behind the filters when any is asked for. */
+static int open_filtered_output(const struct ctp_cat_options *opt, struct ctp_cat_output *out)
+{
+	if (open_output(opt, out) < 0)
+		return -1;
+	if (!ctp_cat_filter_active(&opt->filter))
+		return 0;
+	struct ctp_cat_output inner = *out;
+	if (ctp_cat_filter_open(out, &opt->filter, &inner) < 0) {
+		inner.free(inner.state);
+		return -1;
+	}
+	return 0;
 }
 
 /* Says how reading ended and turns it into the exit code. */
@@ -62,13 +86,16 @@ static int report_end(const char *name, const struct ctp_trace_end *end)
 int ctp_cat_run(const struct ctp_cat_options *opt)
 {
 	const char *name = display_name(opt->input);
-	struct ctp_trace_reader *r = ctp_trace_reader_open(opt->input);
+	struct ctp_cat_follow *follow = NULL;
+	bool saw_end = false; /* following stopped at the trace's `end` line */
+	struct ctp_trace_reader *r = opt->follow ? ctp_cat_follow_open(opt->input, &follow)
+						 : ctp_trace_reader_open(opt->input);
 	if (!r) {
 		fprintf(stderr, "ctp-cat: %s: cannot open: %s\n", name, strerror(errno));
 		return CTP_CAT_EXIT_FAILURE;
 	}
 	struct ctp_cat_output out = {0};
-	if (open_output(opt, &out) < 0) {
+	if (open_filtered_output(opt, &out) < 0) {
 		if (errno != ECANCELED)
 			fprintf(stderr, "ctp-cat: cannot set up the output: %s\n", strerror(errno));
 		ctp_trace_reader_free(r);
@@ -95,6 +122,13 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			output_failed = true;
 			break;
 		}
+		if (follow) {
+			ctp_cat_follow_flush_if_idle(follow, stdout);
+			if (ctp_cat_follow_is_end_line(&line)) {
+				saw_end = true;
+				break;
+			}
+		}
 	}
 	if (!output_failed && out.ended)
 		out.ended(out.state, ctp_trace_reader_end(r));
@@ -110,12 +144,15 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			fprintf(stderr, "ctp-cat: write error: %s\n", strerror(errno));
 			status = CTP_CAT_EXIT_FAILURE;
 		}
-	} else {
+	} else if (!saw_end && !(follow && ctp_cat_follow_interrupted() &&
+				 ctp_trace_reader_end(r)->kind == CTP_TRACE_TRUNCATED)) {
+		/* (Ctrl-C while following cuts the input mid-frame: that is no damage.) */
 		int end_status = report_end(name, ctp_trace_reader_end(r));
 		if (end_status > status)
 			status = end_status;
 	}
 	out.free(out.state);
 	ctp_trace_reader_free(r);
+	ctp_cat_follow_close(follow);
 	return status;
 }
