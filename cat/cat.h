@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cat/analysis.h"
 #include "cat/filter.h"
 #include "ctp/trace_reader.h"
 
@@ -13,6 +14,7 @@ enum {
 	CTP_CAT_EXIT_OK = 0,	     /* the trace was read whole */
 	CTP_CAT_EXIT_INCOMPLETE = 1, /* readable, but cut off, damaged at the end, or bad lines */
 	CTP_CAT_EXIT_FAILURE = 2,    /* not a trace, usage error, I/O error */
+	CTP_CAT_EXIT_FINDINGS = 3,   /* --report: a crash, lost wakeup or missed readiness */
 };
 
 enum ctp_cat_format {
@@ -24,6 +26,8 @@ enum ctp_cat_format {
 	CTP_CAT_FORMAT_SQLITE, /* export into a database (cat/export.h) */
 	CTP_CAT_FORMAT_POSTGRES,
 	CTP_CAT_FORMAT_MYSQL,
+	CTP_CAT_FORMAT_REPORT, /* --report: findings for people (cat/report.c) */
+	CTP_CAT_FORMAT_REPORT_JSON,
 };
 
 /* What the command line asked for. */
@@ -35,6 +39,7 @@ struct ctp_cat_options {
 	bool follow;
 	const char *export_target; /* the database file or URI of an export */
 	bool export_replace;	   /* an export may replace the same trace exported before */
+	struct ctp_analysis_options analysis; /* --report's thresholds */
 };
 
 /* Where lines go. `line` and `finish` return 0, or -1 with errno set when the output failed
@@ -46,6 +51,8 @@ struct ctp_cat_output {
 	void (*free)(void *state);
 	/* Optional: how reading ended, told before finish when the trace was read to its end. */
 	void (*ended)(void *state, const struct ctp_trace_end *end);
+	/* Optional: an exit status of the output's own after finish (--report's findings). */
+	int (*status)(void *state);
 };
 
 /* JSON Lines, each line passed through byte for byte. */
@@ -57,6 +64,9 @@ int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_csv_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f);
+
+/* --report: the analysis's findings as text or JSON (cat/report.c). */
+int ctp_cat_out_report_open(struct ctp_cat_output *out, FILE *f, const struct ctp_cat_options *opt);
 
 /* An export into the database the options name (cat/export_session.c). */
 int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt);

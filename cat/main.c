@@ -43,6 +43,15 @@ static void print_help(FILE *f)
 	      "      --replace          replace the trace if it was exported before\n"
 	      "      --print-schema DB  print the schema's DDL for sqlite, postgres or mysql\n"
 	      "\n"
+	      "Report (docs/report.md): what went wrong, instead of the lines:\n"
+	      "      --report               lost wakeups, missed readiness, crashes, stuck,\n"
+	      "                             hogging and leaked coroutines, with their stacks\n"
+	      "      --json                 with --report: the same as one JSON document\n"
+	      "      --missed-after=TIME    readiness not followed by a resume within TIME is\n"
+	      "                             missed (default 1s; units ns, us, ms, s, m)\n"
+	      "      --never-yielded-after=TIME  a coroutine running TIME without a switch\n"
+	      "                             hogs its thread (default 1s)\n"
+	      "\n"
 	      "  -h, --help     show this help and exit\n"
 	      "  -V, --version  show the version and exit\n"
 	      "\n"
@@ -51,6 +60,8 @@ static void print_help(FILE *f)
 	      "  1  the trace is readable but incomplete: cut off, damaged after some frames,\n"
 	      "     or with lines that were skipped\n"
 	      "  2  not a ctp trace (not zstd, no trace header), usage error, or I/O error\n"
+	      "  3  --report found a crash, a lost wakeup or a missed readiness (this wins\n"
+	      "     over 1, not over 2)\n"
 	      "If standard output is closed early (ctp-cat t | head), ctp-cat stops reading\n"
 	      "quietly; the status then covers only what was read (0, or 1 after bad lines).\n",
 	      f);
@@ -69,6 +80,9 @@ enum { OPT_SQLITE = 256, OPT_POSTGRES, OPT_MYSQL, OPT_REPLACE, OPT_PRINT_SCHEMA 
 
 /* The views' options (filters, formats, --follow). */
 enum { OPT_FORMAT = 512, OPT_PID, OPT_CORO, OPT_TID, OPT_TYPE, OPT_SINCE, OPT_UNTIL };
+
+/* --report's options. */
+enum { OPT_REPORT = 768, OPT_JSON, OPT_MISSED_AFTER, OPT_NEVER_YIELDED_AFTER };
 
 /* Handles one of the views' options; returns 0, or the exit code of a usage error. */
 static int view_option(struct ctp_cat_options *opt, int c, const char *arg)
@@ -136,9 +150,15 @@ int main(int argc, char **argv)
 		{"mysql", required_argument, NULL, OPT_MYSQL},
 		{"replace", no_argument, NULL, OPT_REPLACE},
 		{"print-schema", required_argument, NULL, OPT_PRINT_SCHEMA},
+		{"report", no_argument, NULL, OPT_REPORT},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"missed-after", required_argument, NULL, OPT_MISSED_AFTER},
+		{"never-yielded-after", required_argument, NULL, OPT_NEVER_YIELDED_AFTER},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctp_cat_options opt = {.format = CTP_CAT_FORMAT_JSONL};
+	ctp_analysis_options_default(&opt.analysis);
+	bool report = false, json = false, thresholds = false;
 
 	opterr = 0;
 	int c;
@@ -167,6 +187,21 @@ int main(int argc, char **argv)
 			return ctp_cat_print_schema(optarg, stdout);
 		case 'f':
 			opt.follow = true;
+			break;
+		case OPT_REPORT:
+			report = true;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_MISSED_AFTER:
+		case OPT_NEVER_YIELDED_AFTER:
+			if (ctp_parse_duration(optarg,
+					       c == OPT_MISSED_AFTER
+						       ? &opt.analysis.missed_after_ns
+						       : &opt.analysis.never_yielded_after_ns) < 0)
+				return usage_error("not a duration (500ms, 2s, ...): '%s'", optarg);
+			thresholds = true;
 			break;
 		case OPT_FORMAT:
 		case OPT_PID:
@@ -199,6 +234,13 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--follow needs a FILE, not standard input");
 	if (opt.export_replace && !opt.export_target)
 		return usage_error("%s", "--replace needs --sqlite, --postgres or --mysql");
+	if ((json || thresholds) && !report)
+		return usage_error(
+			"%s", "--json, --missed-after and --never-yielded-after need --report");
+	if (report && (opt.format != CTP_CAT_FORMAT_JSONL || opt.export_target || opt.follow))
+		return usage_error("%s", "--report goes alone: no --format, export or --follow");
+	if (report)
+		opt.format = json ? CTP_CAT_FORMAT_REPORT_JSON : CTP_CAT_FORMAT_REPORT;
 
 	/* A closed output must show up as EPIPE from write, handled quietly, not as death by
 	 * SIGPIPE in the middle of a pipeline. */

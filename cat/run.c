@@ -32,6 +32,9 @@ static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output 
 	case CTP_CAT_FORMAT_POSTGRES:
 	case CTP_CAT_FORMAT_MYSQL:
 		return ctp_cat_out_export_open(out, opt);
+	case CTP_CAT_FORMAT_REPORT:
+	case CTP_CAT_FORMAT_REPORT_JSON:
+		return ctp_cat_out_report_open(out, stdout, opt);
 	}
 	errno = EINVAL;
 	return -1;
@@ -150,6 +153,11 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 		int end_status = report_end(name, ctp_trace_reader_end(r));
 		if (end_status > status)
 			status = end_status;
+		/* The output's own verdict (--report: findings that fail, 3), unless the trace
+		 * could not be read at all. */
+		int out_status = out.status ? out.status(out.state) : CTP_CAT_EXIT_OK;
+		if (status != CTP_CAT_EXIT_FAILURE && out_status > status)
+			status = out_status;
 	}
 	out.free(out.state);
 	ctp_trace_reader_free(r);

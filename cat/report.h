@@ -1,0 +1,27 @@
+/* `ctp-cat --report`: the analysis (cat/analysis.h) written for people (report.c) or as JSON
+ * (report_json.c). docs/report.md describes both. */
+#ifndef CTP_CAT_REPORT_H
+#define CTP_CAT_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cat/analysis.h"
+
+/* The report of a finished analysis of the trace `name`. Return 0, or -1 with errno set when
+ * writing failed. */
+int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name);
+int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name);
+
+/* Whether a frame belongs to the tracer itself (the preload's hooks, the unwinder) rather than
+ * to the program: reports start a stack at the program's first frame. */
+bool ctp_cat_report_tracer_frame(const struct ctp_analysis_frame *fr);
+
+/* "SIGSEGV" for 11 (a buffer of the calling thread's, valid until its next call). */
+const char *ctp_cat_report_signal_name(int sig);
+
+/* The frames of `s` from the program's innermost one on; sets *n. */
+const struct ctp_analysis_frame *ctp_cat_report_frames(const struct ctp_analysis_stack *s,
+						       size_t *n);
+
+#endif
