@@ -102,6 +102,28 @@ enum ctp_wait_op {
 	CTP_OP_POLL = 5,
 };
 
+/* station.wait_op packs more than the operation (see CTP.md "Stations"): bits 0-6 the enum
+ * ctp_wait_op, bit 7 set once the fd was closed while the coroutine waited on it, bits 8-31 the
+ * low 24 bits of station.switches when the wait began. A wait lasts until the coroutine is
+ * resumed: it is current only while `switches` still has those low bits. */
+#define CTP_WAIT_OP_MASK 0x7fu
+#define CTP_WAIT_CLOSED 0x80u
+#define CTP_WAIT_EPOCH_SHIFT 8
+#define CTP_WAIT_EPOCH_MASK 0xffffffu
+
+static inline uint32_t ctp_wait_pack(uint32_t op, uint64_t switches)
+{
+	return (op & CTP_WAIT_OP_MASK) |
+	       (uint32_t)(switches & CTP_WAIT_EPOCH_MASK) << CTP_WAIT_EPOCH_SHIFT;
+}
+
+/* Whether a station's wait_fd/wait_op still describe what it waits on. */
+static inline int ctp_wait_current(int32_t wait_fd, uint32_t wait_op, uint64_t switches)
+{
+	return wait_fd >= 0 && (wait_op & CTP_WAIT_OP_MASK) != CTP_OP_NONE &&
+	       (wait_op >> CTP_WAIT_EPOCH_SHIFT) == (uint32_t)(switches & CTP_WAIT_EPOCH_MASK);
+}
+
 /* One coroutine's current state. Written only by the thread running that coroutine (or
  * creating it), under the seqlock `seq`; read by the collector with ctp_station_read. The
  * struct is followed by stack_depth frame addresses; station_size rounds the whole up to a
@@ -119,7 +141,7 @@ struct ctp_station {
 	uint64_t stack_lo;    /* its stack range [lo, hi) */
 	uint64_t stack_hi;
 	int32_t wait_fd;    /* -1 when it waits on nothing known */
-	uint32_t wait_op;   /* enum ctp_wait_op */
+	uint32_t wait_op;   /* enum ctp_wait_op, closed flag and epoch: CTP_WAIT_* */
 	uint32_t stack_len; /* valid entries in frames[] */
 	uint32_t free_next; /* preload-private free-list link; the collector ignores it */
 	uint64_t frames[];  /* latest suspend stack, innermost first */

@@ -1,0 +1,73 @@
+/* Everything that closes an fd: close, close_range, and dup2/dup3, which close their target
+ * silently. The preload's own fds are kept alive (own_fds.c). For an fd the tracer knows of, a
+ * CLOSE record names the closer (with its stack) and the coroutine that waited on the fd, whose
+ * station is marked so that its final state says the fd was closed under it. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "real.h"
+
+CTP_EXPORT int close(int fd)
+{
+	CTP_REAL(close);
+	if (CTP_UNLIKELY(ctp_own_fd(fd)))
+		return 0; /* ours, not the program's: it is "closed" as far as it can tell */
+	struct ctp_fd_closing c;
+	if (__builtin_expect(!ctp_io_close_begin(fd, &c), 1))
+		return real_close(fd);
+	int rc = real_close(fd);
+	/* Linux frees the fd even when close reports EINTR or EIO. */
+	if (rc == 0 || errno != EBADF)
+		ctp_io_close_end(fd, &c);
+	return rc;
+}
+
+CTP_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	CTP_REAL(close_range);
+	int rc = ctp_own_fd_close_range(first, last, flags, real_close_range);
+	if (rc != 0 || (flags & CLOSE_RANGE_CLOEXEC))
+		return rc;
+	/* Only the fds the table knows of, up to its high-water mark: the range is often
+	 * [3, ~0U]. */
+	uint32_t high = __atomic_load_n(&ctp_fd_table.high, __ATOMIC_RELAXED);
+	for (uint64_t fd = first; fd <= last && fd < high; fd++) {
+		struct ctp_fd_closing c;
+		if (ctp_io_close_begin((int)fd, &c) && !ctp_own_fd((int)fd))
+			ctp_io_close_end((int)fd, &c);
+	}
+	return rc;
+}
+
+CTP_EXPORT int dup2(int oldfd, int newfd)
+{
+	CTP_REAL(dup2);
+	if (oldfd == newfd)
+		return real_dup2(oldfd, newfd);
+	ctp_own_fd_make_room(newfd);
+	struct ctp_fd_closing c;
+	if (__builtin_expect(!ctp_io_close_begin(newfd, &c), 1))
+		return real_dup2(oldfd, newfd);
+	int rc = real_dup2(oldfd, newfd);
+	if (rc >= 0)
+		ctp_io_close_end(newfd, &c);
+	return rc;
+}
+
+CTP_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	CTP_REAL(dup3);
+	if (oldfd == newfd)
+		return real_dup3(oldfd, newfd, flags); /* EINVAL */
+	ctp_own_fd_make_room(newfd);
+	struct ctp_fd_closing c;
+	if (__builtin_expect(!ctp_io_close_begin(newfd, &c), 1))
+		return real_dup3(oldfd, newfd, flags);
+	int rc = real_dup3(oldfd, newfd, flags);
+	if (rc >= 0)
+		ctp_io_close_end(newfd, &c);
+	return rc;
+}

@@ -1,0 +1,232 @@
+/* Who waits on which fd, and what happened to that fd: the rare paths of the I/O hooks.
+ *
+ * A coroutine that gets EAGAIN (a call that would have blocked) is about to suspend until the fd
+ * is ready: its station's wait_fd/wait_op say so, with the station's switch count as an epoch,
+ * so that the wait ends by itself when the coroutine is next resumed (see CTP.md "Stations").
+ * The fd table remembers that coroutine for the fd; a close, a dup2 over the fd or a readiness
+ * report then looks it up there and checks the waiter's station, which is the truth.
+ *
+ * Everything here runs with the thread marked busy, so that a hook reached from a signal handler
+ * meanwhile passes through instead of writing into the same ring or station. errno is kept. */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ctp/station.h"
+#include "preload.h"
+
+/* Frames of ours above the program's call: the function here and the hook. */
+enum { OWN_FRAMES = 2 };
+
+static void busy(struct ctp_thread *t)
+{
+	t->state = CTP_THREAD_BUSY;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void idle(struct ctp_thread *t)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->state = CTP_THREAD_TRACING;
+}
+
+static uint64_t current_coro(struct ctp_thread *t)
+{
+	return CTP_LOAD_RELAXED(&ctp_station_at(t->current)->coro);
+}
+
+static void emit_fd(struct ctp_thread *t, uint32_t event, int fd, uint32_t op, uint64_t arg,
+		    const uint64_t *frames, uint32_t n)
+{
+	uint32_t size = sizeof(struct ctp_rec_fd) + 8 * n;
+	struct ctp_rec_fd *rec = ctp_emit_reserve(t, size);
+	if (!rec)
+		return;
+	rec->h = (struct ctp_rec){
+		.size = (uint16_t)size, .type = CTP_REC_FD, .nframes = (uint8_t)n, .aux = event};
+	rec->ts = ctp_now();
+	rec->coro = current_coro(t);
+	rec->fd = fd;
+	rec->op = op;
+	rec->arg = arg;
+	memcpy(rec->frames, frames, 8 * n);
+	ctp_emit_commit(t);
+}
+
+/* The current coroutine's own station: this thread is its only writer now. */
+static void set_wait(struct ctp_station *s, int fd, uint32_t wait_op)
+{
+	ctp_station_write_begin(s);
+	CTP_STORE_RELAXED(&s->wait_fd, fd);
+	CTP_STORE_RELAXED(&s->wait_op, wait_op);
+	ctp_station_write_end(s);
+}
+
+/* Forgets that station `idx` waits on fd, if the table still says so. */
+static void slot_forget(int fd, uint32_t idx)
+{
+	struct ctp_fd_slot *slot = ctp_fd_slot(fd);
+	uint32_t mine = idx + 1;
+	if (slot)
+		__atomic_compare_exchange_n(&slot->station, &mine, 0, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+}
+
+static void watch_add(struct ctp_fd_slot *slot, uint8_t bit)
+{
+	if (!(__atomic_load_n(&slot->watch, __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(&slot->watch, bit, __ATOMIC_RELAXED);
+}
+
+__attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op)
+{
+	int saved = errno;
+	struct ctp_thread *t = ctp_thread_get();
+	if (!t)
+		goto out;
+	uint32_t idx = t->current;
+	struct ctp_station *s = ctp_station_at(idx);
+	/* A thread polling one fd with a zero timeout is an event loop spinning, not a
+	 * coroutine about to suspend. */
+	if (op == CTP_OP_POLL && CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD)
+		goto out;
+	busy(t);
+	int previous = CTP_LOAD_RELAXED(&s->wait_fd);
+	if (previous >= 0 && previous != fd)
+		slot_forget(previous, idx);
+	set_wait(s, fd, ctp_wait_pack(op, CTP_LOAD_RELAXED(&s->switches)));
+	struct ctp_fd_slot *slot = ctp_fd_slot_make(fd);
+	if (slot) {
+		__atomic_store_n(&slot->waiter, CTP_LOAD_RELAXED(&s->coro), __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->op, (uint8_t)op, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->station, idx + 1, __ATOMIC_RELAXED);
+		watch_add(slot, CTP_FD_WATCH_SEEN);
+	}
+	uint64_t frames[CTP_MAX_STACK_DEPTH];
+	uint32_t n = ctp_unwind(frames, ctp_proc.config.stack_depth, OWN_FRAMES);
+	emit_fd(t, CTP_FD_WOULD_BLOCK, fd, op, 0, frames, n);
+	idle(t);
+out:
+	errno = saved;
+}
+
+void ctp_io_succeeded(int fd, struct ctp_fd_slot *slot)
+{
+	int saved = errno;
+	struct ctp_thread *t = ctp_thread_get();
+	if (!t || __atomic_load_n(&slot->station, __ATOMIC_RELAXED) != t->current + 1)
+		goto out; /* another coroutine waits on it */
+	busy(t);
+	struct ctp_station *s = ctp_station_at(t->current);
+	if (CTP_LOAD_RELAXED(&s->wait_fd) == fd)
+		set_wait(s, -1, CTP_OP_NONE);
+	slot_forget(fd, t->current);
+	idle(t);
+out:
+	errno = saved;
+}
+
+/* The coroutine that waits on fd now, per the table's hint and its station; 0 when none. On
+ * success *station_out and *wait_op_out say where and how. */
+static uint64_t current_waiter(int fd, uint32_t station_plus1, uint64_t hint,
+			       struct ctp_station **station_out, uint32_t *wait_op_out)
+{
+	if (station_plus1 == 0 || station_plus1 > CTP_LOAD_RELAXED(&ctp_seg.hdr->station_count))
+		return 0;
+	struct ctp_station *s = ctp_station_at(station_plus1 - 1);
+	struct ctp_station_snapshot snap;
+	if (!ctp_station_read(s, 0, &snap) || snap.coro != hint || snap.state == CTP_STATE_EXITED ||
+	    snap.wait_fd != fd || !ctp_wait_current(snap.wait_fd, snap.wait_op, snap.switches))
+		return 0;
+	*station_out = s;
+	*wait_op_out = snap.wait_op;
+	return snap.coro;
+}
+
+__attribute__((noinline)) void ctp_io_close_end(int fd, const struct ctp_fd_closing *c)
+{
+	int saved = errno;
+	/* Between vfork and exec the child runs in our memory: its closes are not ours. The
+	 * syscall is paid only for fds the tracer knows something of. */
+	if ((uint32_t)syscall(SYS_getpid) != ctp_proc.pid)
+		goto out;
+	struct ctp_fd_slot *slot = ctp_fd_slot(fd);
+	if (slot) {
+		/* The number is free again; a new waiter may already have taken it. */
+		uint32_t expected = c->station;
+		__atomic_compare_exchange_n(&slot->station, &expected, 0, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->watch, 0, __ATOMIC_RELAXED);
+	}
+	struct ctp_thread *t = ctp_thread_get();
+	if (!t)
+		goto out;
+	busy(t);
+	struct ctp_station *ws = NULL;
+	uint32_t wait_op = 0;
+	uint64_t waiter = current_waiter(fd, c->station, c->waiter, &ws, &wait_op);
+	if (waiter && ws == ctp_station_at(t->current)) {
+		/* The waiter closes the fd itself: it no longer waits on it. */
+		set_wait(ws, -1, CTP_OP_NONE);
+		waiter = 0;
+	} else if (waiter) {
+		/* Another coroutine's station, written outside its seqlock: one compare-and-swap
+		 * of wait_op alone, which fails if the waiter has moved on meanwhile. Readers see
+		 * the flag either set or not, never a torn wait. */
+		__atomic_compare_exchange_n(&ws->wait_op, &wait_op, wait_op | CTP_WAIT_CLOSED,
+					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+	uint64_t frames[CTP_MAX_STACK_DEPTH];
+	uint32_t n = ctp_unwind(frames, ctp_proc.config.stack_depth, OWN_FRAMES);
+	emit_fd(t, CTP_FD_CLOSE, fd, waiter ? (wait_op & CTP_WAIT_OP_MASK) : CTP_OP_NONE, waiter,
+		frames, n);
+	idle(t);
+out:
+	errno = saved;
+}
+
+void ctp_io_ready(int fd, struct ctp_fd_slot *slot)
+{
+	int saved = errno;
+	struct ctp_station *ws;
+	uint32_t wait_op;
+	uint64_t waiter =
+		current_waiter(fd, __atomic_load_n(&slot->station, __ATOMIC_RELAXED),
+			       __atomic_load_n(&slot->waiter, __ATOMIC_RELAXED), &ws, &wait_op);
+	struct ctp_thread *t;
+	if (waiter && (t = ctp_thread_get())) {
+		busy(t);
+		emit_fd(t, CTP_FD_READY, fd, wait_op & CTP_WAIT_OP_MASK, waiter, NULL, 0);
+		idle(t);
+	}
+	errno = saved;
+}
+
+static uint32_t interest(uint32_t events)
+{
+	bool in = events & (EPOLLIN | EPOLLPRI | EPOLLRDHUP), out = events & EPOLLOUT;
+	return in && out ? CTP_OP_POLL : in ? CTP_OP_READ : out ? CTP_OP_WRITE : CTP_OP_NONE;
+}
+
+void ctp_io_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data)
+{
+	int saved = errno;
+	struct ctp_thread *t = ctp_thread_get();
+	struct ctp_fd_slot *slot;
+	if (!t || !(slot = ctp_fd_slot_make(fd)))
+		goto out;
+	busy(t);
+	if (op == EPOLL_CTL_DEL) {
+		__atomic_fetch_and(&slot->watch, (uint8_t)~CTP_FD_WATCH_EPOLL, __ATOMIC_RELAXED);
+		emit_fd(t, CTP_FD_UNREGISTER, fd, CTP_OP_NONE, (uint64_t)epfd, NULL, 0);
+	} else {
+		ctp_epoll_key_set(data, fd);
+		watch_add(slot, CTP_FD_WATCH_EPOLL);
+		emit_fd(t, CTP_FD_REGISTER, fd, interest(events), (uint64_t)epfd, NULL, 0);
+	}
+	idle(t);
+out:
+	errno = saved;
+}
