@@ -113,8 +113,8 @@ enum ctp_wait_op {
 
 static inline uint32_t ctp_wait_pack(uint32_t op, uint64_t switches)
 {
-	return (op & CTP_WAIT_OP_MASK) |
-	       (uint32_t)(switches & CTP_WAIT_EPOCH_MASK) << CTP_WAIT_EPOCH_SHIFT;
+	uint32_t epoch = (uint32_t)(switches & CTP_WAIT_EPOCH_MASK);
+	return (op & CTP_WAIT_OP_MASK) | epoch << CTP_WAIT_EPOCH_SHIFT;
 }
 
 /* Whether a station's wait_fd/wait_op still describe what it waits on. */
