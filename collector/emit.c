@@ -258,12 +258,62 @@ void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l)
 	u64_or_null(w, l->stack);
 	CTP_JSONW_LIT(w, ",\"switches\":");
 	ctp_jsonw_u64(w, l->switches);
-	if (l->wait_fd >= 0) {
-		CTP_JSONW_LIT(w, ",\"wait_fd\":");
+	/* A wait the coroutine was resumed from since is over (CTP.md "Stations"). */
+	if (ctp_wait_current(l->wait_fd, l->wait_op, l->switches)) {
+		CTP_JSONW_LIT(w, ",\"wait\":{\"fd\":");
 		ctp_jsonw_u64(w, (uint64_t)l->wait_fd);
-		CTP_JSONW_LIT(w, ",\"wait_op\":");
-		ctp_jsonw_str(w, op_name(l->wait_op));
+		CTP_JSONW_LIT(w, ",\"op\":");
+		ctp_jsonw_str(w, op_name(l->wait_op & CTP_WAIT_OP_MASK));
+		if (l->wait_op & CTP_WAIT_CLOSED)
+			CTP_JSONW_LIT(w, ",\"closed\":true}");
+		else
+			CTP_JSONW_LIT(w, ",\"closed\":false}");
 	}
+	end_line(e);
+}
+
+static const char *fd_event_name(uint32_t event)
+{
+	switch (event) {
+	case CTP_FD_WOULD_BLOCK:
+		return "would_block";
+	case CTP_FD_CLOSE:
+		return "close";
+	case CTP_FD_READY:
+		return "ready";
+	case CTP_FD_REGISTER:
+		return "register";
+	case CTP_FD_UNREGISTER:
+		return "unregister";
+	}
+	return NULL;
+}
+
+void ctp_emit_fd(struct ctp_emitter *e, const struct ctp_fd_line *l)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"fd\",\"pid\":");
+	ctp_jsonw_u64(w, l->pid);
+	CTP_JSONW_LIT(w, ",\"tid\":");
+	u64_or_null(w, l->tid);
+	CTP_JSONW_LIT(w, ",\"ts\":");
+	ctp_jsonw_u64(w, l->ts);
+	CTP_JSONW_LIT(w, ",\"coro\":");
+	ctp_jsonw_u64(w, l->coro);
+	CTP_JSONW_LIT(w, ",\"fd\":");
+	ctp_jsonw_i64(w, l->fd);
+	CTP_JSONW_LIT(w, ",\"event\":");
+	ctp_jsonw_str(w, fd_event_name(l->event));
+	CTP_JSONW_LIT(w, ",\"op\":");
+	ctp_jsonw_str(w, op_name(l->op));
+	CTP_JSONW_LIT(w, ",\"waiter\":");
+	u64_or_null(w, l->waiter);
+	if (l->epfd >= 0) {
+		CTP_JSONW_LIT(w, ",\"epfd\":");
+		ctp_jsonw_i64(w, l->epfd);
+	}
+	CTP_JSONW_LIT(w, ",\"stack\":");
+	u64_or_null(w, l->stack);
 	end_line(e);
 }
 

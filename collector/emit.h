@@ -53,6 +53,21 @@ void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint
 void ctp_emit_loss(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t count,
 		   const char *why);
 
+/* An `fd` line: an fd event of one coroutine. waiter 0, epfd < 0 and stack 0 are null. */
+struct ctp_fd_line {
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t ts;
+	uint64_t coro;
+	int32_t fd;
+	uint32_t event; /* enum ctp_fd_event */
+	uint32_t op;	/* enum ctp_wait_op */
+	uint64_t waiter;
+	int64_t epfd;
+	uint32_t stack;
+};
+void ctp_emit_fd(struct ctp_emitter *e, const struct ctp_fd_line *l);
+
 struct ctp_state_line {
 	uint32_t pid;
 	uint64_t coro;
@@ -62,8 +77,8 @@ struct ctp_state_line {
 	uint64_t since;
 	uint32_t stack; /* 0 = null */
 	uint64_t switches;
-	int32_t wait_fd; /* -1 = nothing known */
-	uint32_t wait_op;
+	int32_t wait_fd;  /* -1 = nothing known */
+	uint32_t wait_op; /* the station's, packed: CTP_WAIT_* in ctp/segment.h */
 };
 void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l);
 

@@ -214,6 +214,35 @@ static void on_coro_exit(struct ctp_visit_ctx *v, const struct ctp_rec_exit *r)
 	c->since = ctp_proc_ts(p, r->ts);
 }
 
+static void on_fd(struct ctp_visit_ctx *v, const struct ctp_rec_fd *r, uint32_t nframes)
+{
+	struct ctp_proc *p = v->p;
+	if (!r->coro)
+		return;
+	uint32_t stack = record_stack(p, r->frames, nframes);
+	ctp_coro_table_reserve(&p->coros, 2);
+	known(p, r->coro);
+	/* The waiter of a close or readiness; the epoll fd of a registration. */
+	bool names_waiter = r->h.aux == CTP_FD_CLOSE || r->h.aux == CTP_FD_READY;
+	if (names_waiter && r->arg)
+		known(p, r->arg);
+	struct ctp_fd_line l = {
+		.pid = p->pid,
+		.tid = v->rs->tid,
+		.ts = ctp_proc_ts(p, r->ts),
+		.coro = r->coro,
+		.fd = r->fd,
+		.event = r->h.aux,
+		.op = r->op,
+		.waiter = names_waiter ? r->arg : 0,
+		.epfd = r->h.aux == CTP_FD_REGISTER || r->h.aux == CTP_FD_UNREGISTER
+				? (int64_t)(int32_t)r->arg
+				: -1,
+		.stack = stack,
+	};
+	ctp_emit_fd(&p->c->em, &l);
+}
+
 void ctp_records_visit(void *ctx, const struct ctp_rec *rec)
 {
 	struct ctp_visit_ctx *v = ctx;
@@ -244,8 +273,11 @@ void ctp_records_visit(void *ctx, const struct ctp_rec *rec)
 		fixed = sizeof(struct ctp_rec_exit);
 		nframes = 0;
 		break;
+	case CTP_REC_FD:
+		fixed = sizeof(struct ctp_rec_fd);
+		break;
 	default:
-		return; /* FD records and kinds added later: not written yet */
+		return; /* kinds added later: not written yet */
 	}
 	if (fixed + 8u * nframes > h.size) {
 		v->malformed++;
@@ -258,6 +290,7 @@ void ctp_records_visit(void *ctx, const struct ctp_rec *rec)
 		struct ctp_rec_create create;
 		struct ctp_rec_switch sw;
 		struct ctp_rec_exit exit;
+		struct ctp_rec_fd fd;
 		uint64_t words[(sizeof(struct ctp_rec_create) + 8 * 255) / 8];
 	} copy;
 	memcpy(&copy, rec, fixed + 8u * nframes);
@@ -274,6 +307,9 @@ void ctp_records_visit(void *ctx, const struct ctp_rec *rec)
 		break;
 	case CTP_REC_EXIT:
 		on_coro_exit(v, &copy.exit);
+		break;
+	case CTP_REC_FD:
+		on_fd(v, &copy.fd, nframes);
 		break;
 	}
 }
