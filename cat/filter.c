@@ -83,6 +83,7 @@ struct filter {
 	/* "p:pid", "c:pid:coro", "s:pid:id" -> the held line's text, or true once written. */
 	json_t *defs;
 	uint64_t since, until; /* resolved at the header */
+	uint64_t written;      /* lines passed on */
 };
 
 enum verdict {
@@ -130,9 +131,10 @@ static enum verdict judge(const struct filter *f, const json_t *line, const char
 		fold(&v, has, has && ids_have(&s->tids, x));
 	}
 	if (s->coros.n) {
-		static const char *const fields[] = {"coro", "from", "to"};
+		/* `waiter`: an fd event that concerns the coroutine waiting on the fd. */
+		static const char *const fields[] = {"coro", "from", "to", "waiter"};
 		bool has = false, match = false;
-		for (size_t i = 0; i < 3; i++) {
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 			if (ctp_cat_u64(line, fields[i], &x)) {
 				has = true;
 				match = match || ids_have(&s->coros, x);
@@ -189,7 +191,7 @@ static int write_def(struct filter *f, const char *key)
 /* Writes the definitions `line` refers to, then the line. */
 static int write_line(struct filter *f, const struct ctp_trace_line *line)
 {
-	static const char *const coro_fields[] = {"coro", "from", "to", "parent"};
+	static const char *const coro_fields[] = {"coro", "from", "to", "parent", "waiter"};
 	const char *type = ctp_cat_type(line->json);
 	char key[64];
 	uint64_t pid, id;
@@ -199,7 +201,7 @@ static int write_line(struct filter *f, const struct ctp_trace_line *line)
 			if (write_def(f, key) < 0)
 				return -1;
 		}
-		for (size_t i = 0; i < 4; i++) {
+		for (size_t i = 0; i < sizeof(coro_fields) / sizeof(coro_fields[0]); i++) {
 			if (!ctp_cat_u64(line->json, coro_fields[i], &id))
 				continue;
 			snprintf(key, sizeof(key), "c:%" PRIu64 ":%" PRIu64, pid, id);
@@ -212,7 +214,31 @@ static int write_line(struct filter *f, const struct ctp_trace_line *line)
 				return -1;
 		}
 	}
-	return f->inner.line(f->inner.state, line);
+	if (f->inner.line(f->inner.state, line) < 0)
+		return -1;
+	f->written++;
+	return 0;
+}
+
+/* The `end` line counts the lines before it: say how many this view has, not the original. */
+static int write_end_line(struct filter *f, const struct ctp_trace_line *line)
+{
+	json_t *copy = json_deep_copy(line->json);
+	if (!copy || json_object_set_new(copy, "lines", json_integer((json_int_t)f->written)) < 0) {
+		json_decref(copy);
+		return write_line(f, line);
+	}
+	char *text = json_dumps(copy, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	struct ctp_trace_line end = *line;
+	end.json = copy;
+	if (text) {
+		end.text = text;
+		end.len = strlen(text);
+	}
+	int rc = f->inner.line(f->inner.state, &end);
+	free(text);
+	json_decref(copy);
+	return rc;
 }
 
 static int filter_line(void *state, const struct ctp_trace_line *line)
@@ -225,8 +251,10 @@ static int filter_line(void *state, const struct ctp_trace_line *line)
 		f->since = f->spec->has_since ? ctp_cat_time_resolve(&f->spec->since, start) : 0;
 		f->until = f->spec->has_until ? ctp_cat_time_resolve(&f->spec->until, start)
 					      : UINT64_MAX;
-		return f->inner.line(f->inner.state, line);
+		return write_line(f, line);
 	}
+	if (strcmp(type, "end") == 0)
+		return write_end_line(f, line);
 	enum verdict v = judge(f, line->json, type);
 	char key[64];
 	if (def_key(line->json, type, key, sizeof(key))) {
@@ -249,6 +277,14 @@ static int filter_finish(void *state)
 {
 	struct filter *f = state;
 	return f->inner.finish(f->inner.state);
+}
+
+/* How reading ended matters to outputs that judge the whole (the Chrome findings, exports). */
+static void filter_ended(void *state, const struct ctp_trace_end *end)
+{
+	struct filter *f = state;
+	if (f->inner.ended)
+		f->inner.ended(f->inner.state, end);
 }
 
 static void filter_free(void *state)
@@ -278,5 +314,6 @@ int ctp_cat_filter_open(struct ctp_cat_output *out, const struct ctp_cat_filter_
 	out->line = filter_line;
 	out->finish = filter_finish;
 	out->free = filter_free;
+	out->ended = filter_ended;
 	return 0;
 }

@@ -125,8 +125,12 @@ static int put_run(struct out_chrome *o, const struct thread_run *r, uint64_t en
 		begin_event(o, end ? "X" : "B", r->pid, tracks[i]);
 		put_ts(o, r->start);
 		if (end) {
+			/* One nanosecond short of the next run: a reader that turns microseconds
+			 * into nanoseconds through a double and truncates could otherwise make two
+			 * runs that touch overlap by a nanosecond. */
+			uint64_t dur = end >= r->start ? end - r->start : 0;
 			CTP_JSONW_LIT(w, ",\"dur\":");
-			put_us(w, end >= r->start ? end - r->start : 0);
+			put_us(w, dur > 1 ? dur - 1 : dur);
 		}
 		CTP_JSONW_LIT(w, ",\"name\":");
 		ctp_jsonw_str(w, name);
@@ -152,14 +156,14 @@ static int put_run(struct out_chrome *o, const struct thread_run *r, uint64_t en
 }
 
 /* An arrow from the run of `from` that ends at `at` (begun at `from_start`) to the run of `to`
- * that begins at `at`. The start sits on the last nanosecond of the closing run, inside it, so
- * that it binds to that run and not to whatever comes next on the track. */
+ * that begins at `at`. The start sits in the middle of the closing run, so that it binds to that
+ * run whatever rounding a reader applies, not to whatever comes next on the track. */
 static int put_flow(struct out_chrome *o, uint64_t pid, uint64_t from, uint64_t from_start,
 		    uint64_t to, uint64_t at)
 {
 	uint64_t id = ++o->next_flow;
 	begin_event(o, "s", pid, CORO_TID_BASE + from);
-	put_ts(o, at > from_start ? at - 1 : at);
+	put_ts(o, from_start + (at - from_start) / 2);
 	CTP_JSONW_LIT(&o->w, ",\"id\":");
 	ctp_jsonw_u64(&o->w, id);
 	CTP_JSONW_LIT(&o->w, ",\"name\":\"resume\",\"cat\":\"resume\"");
