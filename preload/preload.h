@@ -148,6 +148,10 @@ struct ctp_thread {
 	uint64_t lookup_page[2];
 	uint32_t lookup_idx[2];
 	uint32_t lookup_next;
+	/* The last page of the thread's own stack resolved, good while no stack was registered
+	 * since (the stack map's generation): switches back to the thread skip the map. */
+	uint64_t own_page;
+	uint64_t own_gen;
 	struct ctp_ring_producer ring;
 };
 

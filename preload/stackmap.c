@@ -20,6 +20,8 @@ struct mid {
 };
 
 static struct mid *top[LEVEL_SIZE];
+/* Counts registrations: a page found to hold no coroutine stack may hold one after the next. */
+static uint64_t generation;
 
 static void *new_node(size_t size)
 {
@@ -88,6 +90,7 @@ void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi)
 		int k = stale(CTP_LOAD_RELAXED(&slot[0]), page) ? 0 : 1;
 		CTP_STORE_RELEASE(&slot[k], idx + 1);
 	}
+	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
 }
 
 void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi)
@@ -140,6 +143,9 @@ uint32_t ctp_station_for_sp(struct ctp_thread *t, uint64_t sp)
 	for (int k = 0; k < 2; k++)
 		if (t->lookup_page[k] == page && holds(t->lookup_idx[k], sp))
 			return t->lookup_idx[k];
+	uint64_t gen = CTP_LOAD_ACQUIRE(&generation);
+	if (t->own_page == page && t->own_gen == gen)
+		return t->self;
 	uint32_t idx = ctp_stackmap_find(sp);
 	if (idx != CTP_NO_STATION) {
 		uint32_t k = t->lookup_next++ & 1;
@@ -147,8 +153,11 @@ uint32_t ctp_station_for_sp(struct ctp_thread *t, uint64_t sp)
 		t->lookup_idx[k] = idx;
 		return idx;
 	}
-	if (t->stack_lo <= sp && sp < t->stack_hi)
+	if (t->stack_lo <= sp && sp < t->stack_hi) {
+		t->own_page = page;
+		t->own_gen = gen;
 		return t->self;
+	}
 	/* Another thread's own stack (rare: M:N programs resume coroutines, not threads' own
 	 * contexts, on other threads). An unknown stack counts as this thread's own. */
 	struct thread_search q = {.sp = sp, .found = CTP_NO_STATION};
