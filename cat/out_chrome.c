@@ -4,7 +4,8 @@
  * coroutine id, named "entry#id") per coroutine, holding its runs as complete `X` slices, and
  * the real threads' tracks holding the same runs, so one shows what a coroutine did and the
  * other what a thread ran. A flow arrow (`s` -> `f`) goes from the run that switched away to the
- * run it resumed. Findings of the analysis become instant events.
+ * run it resumed. The report's findings (cat/analysis.h: crash, lost_wakeup, missed_readiness,
+ * stuck, never_yielded, leak) become instant events, cat "finding", at the end of the file.
  *
  * Streaming: a run is known once the next switch on its thread closes it. Switches of one
  * thread arrive in order (one ring per thread), so the only state kept is, per thread, which
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cat/analysis.h"
 #include "cat/cat.h"
 #include "cat/names.h"
 #include "ctp/jsonw.h"
@@ -55,6 +57,10 @@ struct out_chrome {
 	struct thread_run *runs;
 	size_t nruns, cap;
 	uint64_t next_flow;
+	/* The report's findings (cat/analysis.h), drawn once the trace is read and written as
+	 * instant events at the end: the analysis sees every line as it passes. */
+	struct ctp_analysis *analysis;
+	bool analysed;
 };
 
 /* ---- event writing ---- */
@@ -337,6 +343,8 @@ static int chrome_line(void *state, const struct ctp_trace_line *line)
 	const json_t *j = line->json;
 	const char *type = ctp_cat_type(j);
 	ctp_cat_names_see(o->names, j);
+	if (ctp_analysis_add_line(o->analysis, j) < 0)
+		return -1;
 	int rc = 0;
 	if (strcmp(type, "trace") == 0) {
 		ctp_cat_u64(j, "start", &o->start);
@@ -356,9 +364,69 @@ static int chrome_line(void *state, const struct ctp_trace_line *line)
 	return rc < 0 || ferror(o->f) ? -1 : 0;
 }
 
+/* A finding as an instant event: on the coroutine's track when it concerns one coroutine, else
+ * on the thread's or the process's. Its time is when it began; a crash has none, so it sits at
+ * the process's last event. */
+static int put_finding(struct out_chrome *o, const struct ctp_finding *fd)
+{
+	const struct ctp_analysis_process *p = ctp_analysis_process_at(o->analysis, fd->process);
+	uint64_t ts = fd->ts ? fd->ts : p ? p->last_ts : o->start;
+	uint64_t track = fd->coro ? CORO_TID_BASE + fd->coro : fd->tid ? fd->tid : fd->pid;
+	struct ctp_jsonw *w = &o->w;
+	begin_event(o, "i", fd->pid, track);
+	put_ts(o, ts ? ts : o->start);
+	CTP_JSONW_LIT(w, ",\"s\":\"t\",\"cat\":\"finding\",\"name\":");
+	ctp_jsonw_str(w, ctp_finding_kind_name(fd->kind));
+	CTP_JSONW_LIT(w, ",\"args\":{\"coro\":");
+	ctp_jsonw_u64(w, fd->coro);
+	if (fd->fd >= 0) {
+		CTP_JSONW_LIT(w, ",\"fd\":");
+		ctp_jsonw_i64(w, fd->fd);
+		CTP_JSONW_LIT(w, ",\"op\":");
+		ctp_jsonw_str(w, fd->op);
+	}
+	if (fd->duration_ns) {
+		CTP_JSONW_LIT(w, ",\"duration_ns\":");
+		ctp_jsonw_u64(w, fd->duration_ns);
+	}
+	if (fd->count) {
+		CTP_JSONW_LIT(w, ",\"count\":");
+		ctp_jsonw_u64(w, fd->count);
+		CTP_JSONW_LIT(w, ",\"coros\":[");
+		for (size_t i = 0; fd->coros && i < fd->count; i++) {
+			if (i)
+				CTP_JSONW_LIT(w, ",");
+			ctp_jsonw_u64(w, fd->coros[i]);
+		}
+		CTP_JSONW_LIT(w, "]");
+	}
+	if (fd->signal) {
+		CTP_JSONW_LIT(w, ",\"signal\":");
+		ctp_jsonw_i64(w, fd->signal);
+	}
+	if (fd->uncertain)
+		CTP_JSONW_LIT(w, ",\"uncertain\":true");
+	CTP_JSONW_LIT(w, "}");
+	return end_event(o);
+}
+
+static void chrome_ended(void *state, const struct ctp_trace_end *end)
+{
+	struct out_chrome *o = state;
+	if (!o->analysed && ctp_analysis_finish(o->analysis, end) == 0)
+		o->analysed = true;
+}
+
 static int chrome_finish(void *state)
 {
 	struct out_chrome *o = state;
+	/* Not told how reading ended (--follow stopped at the end line): judge what was read. */
+	if (!o->analysed && ctp_analysis_finish(o->analysis, NULL) < 0)
+		return -1;
+	o->analysed = true;
+	for (size_t i = 0; i < ctp_analysis_finding_count(o->analysis); i++)
+		if (put_finding(o, ctp_analysis_finding_at(o->analysis, i)) < 0)
+			return -1;
 	for (size_t i = 0; i < o->nruns; i++)
 		if (o->runs[i].pid && close_process(o, o->runs[i].pid) < 0)
 			return -1;
@@ -372,6 +440,7 @@ static void chrome_free(void *state)
 	ctp_cat_names_free(o->names);
 	json_decref(o->thread_index);
 	ctp_jsonw_free(&o->w);
+	ctp_analysis_free(o->analysis);
 	free(o->runs);
 	free(o);
 }
@@ -383,9 +452,11 @@ int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f)
 		return -1;
 	o->names = ctp_cat_names_new();
 	o->thread_index = json_object();
-	if (!o->names || !o->thread_index) {
+	o->analysis = ctp_analysis_new(NULL);
+	if (!o->names || !o->thread_index || !o->analysis) {
 		ctp_cat_names_free(o->names);
 		json_decref(o->thread_index);
+		ctp_analysis_free(o->analysis);
 		free(o);
 		return -1;
 	}
@@ -398,5 +469,6 @@ int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f)
 	out->line = chrome_line;
 	out->finish = chrome_finish;
 	out->free = chrome_free;
+	out->ended = chrome_ended;
 	return 0;
 }

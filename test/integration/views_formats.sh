@@ -138,4 +138,11 @@ expect_eq "chrome: a named track per coroutine" "$(q mn '[.[] | select(.type == 
 view chrome_f.json --format=chrome --tid="$tid"
 check "chrome of a filtered trace passes the checker" $CHROME_CHECK "$WORK/chrome_f.json"
 
+# The report's findings as instant events: a lost wakeup on the waiting coroutine's track.
+trace lost -- "$PROGRAMS/io_attribution" lost
+"$CTP_CAT" --format=chrome "$WORK/lost.jsonl.zst" >"$WORK/lost.json"
+check "chrome with findings: the checker accepts it" $CHROME_CHECK "$WORK/lost.json"
+expect_eq "chrome: the lost wakeup is an instant event on a coroutine's track" 1 \
+	"$(jq "[.traceEvents[] | select(.ph == \"i\" and .name == \"lost_wakeup\" and .tid >= $base)] | length" "$WORK/lost.json")"
+
 finish
