@@ -248,7 +248,9 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const json_t 
 		return -1;
 	if (from) {
 		struct ctp_analysis_coro *f = &from->pub;
-		if (how && strcmp(how, "return") == 0) {
+		/* A return, or a setcontext away (the context that leaves is never resumed
+		 * through that call), ends the coroutine. */
+		if (how && (strcmp(how, "return") == 0 || strcmp(how, "setcontext") == 0)) {
 			f->ended = true;
 			f->ended_ts = ts;
 		}
@@ -271,6 +273,8 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const json_t 
 	if (to) {
 		struct ctp_analysis_coro *t = &to->pub;
 		t->resumes++;
+		if (t->ended && ts > t->ended_ts && t->state != CTP_ANALYSIS_STATE_EXITED)
+			t->ended = false; /* resumed after all: a saved copy of its context */
 		if (ts >= t->last_resume_ts) {
 			t->last_resume_ts = ts;
 			t->last_tid = tid;

@@ -234,6 +234,7 @@ struct member {
 	size_t process;
 	uint32_t stack;
 	size_t coro; /* index in a->coros */
+	uint64_t id;
 };
 
 static int by_group(const void *x, const void *y)
@@ -243,7 +244,7 @@ static int by_group(const void *x, const void *y)
 		return m->process < n->process ? -1 : 1;
 	if (m->stack != n->stack)
 		return m->stack < n->stack ? -1 : 1;
-	return m->coro < n->coro ? -1 : m->coro > n->coro;
+	return m->id < n->id ? -1 : m->id > n->id;
 }
 
 static int add_group(struct ctp_analysis *a, enum ctp_finding_kind kind, const struct member *m,
@@ -300,9 +301,9 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind)
 		if (is_thread(c))
 			continue;
 		if (kind == CTP_FINDING_STUCK && suspended_at_end(c))
-			m[n++] = (struct member){c->pub.process, suspend_stack(c), i};
+			m[n++] = (struct member){c->pub.process, suspend_stack(c), i, c->pub.id};
 		else if (kind == CTP_FINDING_LEAK && !ended(c))
-			m[n++] = (struct member){c->pub.process, c->pub.create_stack, i};
+			m[n++] = (struct member){c->pub.process, c->pub.create_stack, i, c->pub.id};
 	}
 	qsort(m, n, sizeof(*m), by_group);
 	int rc = 0;

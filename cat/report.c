@@ -25,16 +25,14 @@ bool ctp_cat_report_tracer_frame(const struct ctp_analysis_frame *fr)
 	return strncmp(base, "libctp_preload", 14) == 0 || strncmp(base, "libunwind", 9) == 0;
 }
 
-const struct ctp_analysis_frame *ctp_cat_report_frames(const struct ctp_analysis_stack *s,
-						       size_t *n)
+bool ctp_cat_report_shows_frame(const struct ctp_analysis_stack *s, size_t i)
 {
-	size_t skip = 0;
-	while (skip < s->nframes && ctp_cat_report_tracer_frame(&s->frames[skip]))
-		skip++;
-	if (skip == s->nframes) /* nothing but the tracer: show it rather than nothing */
-		skip = 0;
-	*n = s->nframes - skip;
-	return s->frames + skip;
+	if (!ctp_cat_report_tracer_frame(&s->frames[i]))
+		return true;
+	for (size_t k = 0; k < s->nframes; k++)
+		if (!ctp_cat_report_tracer_frame(&s->frames[k]))
+			return false;
+	return true;
 }
 
 const char *ctp_cat_report_signal_name(int sig)
@@ -88,14 +86,20 @@ static void print_stack(FILE *f, const struct ctp_analysis *a, size_t process, u
 		fprintf(f, "%s(stack not recorded)\n", indent);
 		return;
 	}
-	size_t n;
-	const struct ctp_analysis_frame *fr = ctp_cat_report_frames(s, &n);
-	for (size_t i = 0; i < n && i < FRAMES_SHOWN; i++) {
+	size_t shown = 0, more = 0;
+	for (size_t i = 0; i < s->nframes; i++) {
+		if (!ctp_cat_report_shows_frame(s, i))
+			continue;
+		if (shown == FRAMES_SHOWN) {
+			more++;
+			continue;
+		}
 		fputs(indent, f);
-		print_frame(f, &fr[i]);
+		print_frame(f, &s->frames[i]);
+		shown++;
 	}
-	if (n > FRAMES_SHOWN)
-		fprintf(f, "%s... %zu more frames\n", indent, n - FRAMES_SHOWN);
+	if (more)
+		fprintf(f, "%s... %zu more frame%s\n", indent, more, more == 1 ? "" : "s");
 }
 
 static void print_coro(FILE *f, const struct ctp_analysis *a, uint32_t pid, uint64_t id)
@@ -129,10 +133,11 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 	fprintf(f, "ctp report: %s\n", name);
 	fprintf(f,
 		"  %" PRIu64 " process%s (%" PRIu64 " ended, %" PRIu64 " by a signal), %" PRIu64
-		" coroutines and %" PRIu64 " threads, %" PRIu64 " switches, %" PRIu64
+		" coroutines and %" PRIu64 " thread%s, %" PRIu64 " switches, %" PRIu64
 		" fd events, %" PRIu64 " events lost",
 		s->processes, s->processes == 1 ? "" : "es", s->processes_ended, s->crashed,
-		s->coroutines - s->threads, s->threads, s->switches, s->fd_events, s->lost);
+		s->coroutines - s->threads, s->threads, s->threads == 1 ? "" : "s", s->switches,
+		s->fd_events, s->lost);
 	if (s->last_ts > s->first_ts) {
 		fputs(", ", f);
 		print_duration(f, s->last_ts - s->first_ts);
@@ -361,9 +366,13 @@ int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name)
 		return fflush(f) == 0 ? 0 : -1;
 	}
 	fputs("\nFindings:", f);
-	for (int k = 0; k <= CTP_FINDING_LEAK; k++)
-		if (counts[k])
-			fprintf(f, " %zu %s", counts[k], ctp_finding_kind_name(k));
+	const char *sep = " ";
+	for (int k = 0; k <= CTP_FINDING_LEAK; k++) {
+		if (counts[k]) {
+			fprintf(f, "%s%zu %s", sep, counts[k], ctp_finding_kind_name(k));
+			sep = ", ";
+		}
+	}
 	fputs("\n", f);
 	for (size_t i = 0; i < n;) {
 		const struct ctp_finding *fi = ctp_analysis_finding_at(a, i);

@@ -20,8 +20,8 @@ bool ctp_cat_report_tracer_frame(const struct ctp_analysis_frame *fr);
 /* "SIGSEGV" for 11 (a buffer of the calling thread's, valid until its next call). */
 const char *ctp_cat_report_signal_name(int sig);
 
-/* The frames of `s` from the program's innermost one on; sets *n. */
-const struct ctp_analysis_frame *ctp_cat_report_frames(const struct ctp_analysis_stack *s,
-						       size_t *n);
+/* Whether reports show frame `i` of `s`: the program's frames, not the tracer's — unless the
+ * stack has nothing else. */
+bool ctp_cat_report_shows_frame(const struct ctp_analysis_stack *s, size_t i);
 
 #endif

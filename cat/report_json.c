@@ -42,9 +42,10 @@ static void set_stack(json_t *obj, const char *prefix, const struct ctp_analysis
 	json_t *names = json_array(), *frames = json_array();
 	const struct ctp_analysis_stack *s = ctp_analysis_stack_in(a, process, id);
 	if (s) {
-		size_t n;
-		const struct ctp_analysis_frame *fr = ctp_cat_report_frames(s, &n);
-		for (size_t i = 0; i < n; i++) {
+		const struct ctp_analysis_frame *fr = s->frames;
+		for (size_t i = 0; i < s->nframes; i++) {
+			if (!ctp_cat_report_shows_frame(s, i))
+				continue;
 			char addr[32];
 			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)fr[i].addr);
 			json_array_append_new(names, json_string(fr[i].sym ? fr[i].sym : addr));
