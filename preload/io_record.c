@@ -80,6 +80,22 @@ static void watch_add(struct ctp_fd_slot *slot, uint8_t bit)
 		__atomic_fetch_or(&slot->watch, bit, __ATOMIC_RELAXED);
 }
 
+/* The coroutine in station idx, running here, now waits on fd. */
+static void begin_wait(uint32_t idx, struct ctp_station *s, int fd, uint32_t op)
+{
+	int previous = CTP_LOAD_RELAXED(&s->wait_fd);
+	if (previous >= 0 && previous != fd)
+		slot_forget(previous, idx);
+	set_wait(s, fd, ctp_wait_pack(op, CTP_LOAD_RELAXED(&s->switches)));
+	struct ctp_fd_slot *slot = ctp_fd_slot_make(fd);
+	if (slot) {
+		__atomic_store_n(&slot->waiter, CTP_LOAD_RELAXED(&s->coro), __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->op, (uint8_t)op, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->station, idx + 1, __ATOMIC_RELAXED);
+		watch_add(slot, CTP_FD_WATCH_SEEN);
+	}
+}
+
 __attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op)
 {
 	int saved = errno;
@@ -93,17 +109,7 @@ __attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op)
 	if (op == CTP_OP_POLL && CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD)
 		goto out;
 	busy(t);
-	int previous = CTP_LOAD_RELAXED(&s->wait_fd);
-	if (previous >= 0 && previous != fd)
-		slot_forget(previous, idx);
-	set_wait(s, fd, ctp_wait_pack(op, CTP_LOAD_RELAXED(&s->switches)));
-	struct ctp_fd_slot *slot = ctp_fd_slot_make(fd);
-	if (slot) {
-		__atomic_store_n(&slot->waiter, CTP_LOAD_RELAXED(&s->coro), __ATOMIC_RELAXED);
-		__atomic_store_n(&slot->op, (uint8_t)op, __ATOMIC_RELAXED);
-		__atomic_store_n(&slot->station, idx + 1, __ATOMIC_RELAXED);
-		watch_add(slot, CTP_FD_WATCH_SEEN);
-	}
+	begin_wait(idx, s, fd, op);
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 	uint32_t n = ctp_unwind(frames, ctp_proc.config.stack_depth, OWN_FRAMES);
 	emit_fd(t, CTP_FD_WOULD_BLOCK, fd, op, 0, frames, n);
@@ -224,6 +230,13 @@ void ctp_io_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data)
 	} else {
 		ctp_epoll_key_set(data, fd);
 		watch_add(slot, CTP_FD_WATCH_EPOLL);
+		/* A coroutine that adds an fd level-triggered registers it for this one wait
+		 * (pdns-recursor's MTasker adds and removes it around each) and suspends next:
+		 * it waits on it. Asio's edge-triggered add, once per socket, says nothing. */
+		struct ctp_station *s = ctp_station_at(t->current);
+		if (op == EPOLL_CTL_ADD && !(events & EPOLLET) && interest(events) != CTP_OP_NONE &&
+		    CTP_LOAD_RELAXED(&s->kind) != CTP_KIND_THREAD)
+			begin_wait(t->current, s, fd, interest(events));
 		emit_fd(t, CTP_FD_REGISTER, fd, interest(events), (uint64_t)epfd, NULL, 0);
 	}
 	idle(t);
