@@ -1,0 +1,47 @@
+# Helpers of the report tests (sourced after lib.sh).
+
+EXAMPLE=$CTP_BUILD_DIR/examples/lost_wakeup
+
+# example NAME [SERVER OPTIONS]: traces the lost-wakeup server under the example's client into
+# $WORK/NAME.jsonl.zst (decoded into $WORK/NAME.jsonl for q); the server's output is in $WORK/NAME.out, the client's exit status in
+# $client_status, ctp-run's in $status.
+example() {
+	local name=$1
+	shift
+	local port_file=$WORK/$name.port
+	"$CTP_RUN" -o "$WORK/$name.jsonl.zst" "$EXAMPLE/server" --port-file "$port_file" "$@" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" &
+	local server=$!
+	# The server writes its port once it listens (bounded wait: 20 s).
+	for _ in $(seq 400); do
+		[ -s "$port_file" ] && break
+		kill -0 $server 2>/dev/null || break
+		sleep 0.05
+	done
+	client_status=0
+	if [ -s "$port_file" ]; then
+		timeout 60 "$EXAMPLE/client" "$(cat "$port_file")" >"$WORK/$name.client" 2>&1 ||
+			client_status=$?
+	else
+		client_status=no-port
+		kill $server 2>/dev/null || true
+	fi
+	status=0
+	wait $server || status=$?
+	"$CTP_CAT" "$WORK/$name.jsonl.zst" >"$WORK/$name.jsonl"
+}
+
+# report NAME [OPTIONS]: `ctp-cat --report --json` of $WORK/NAME.jsonl.zst into $WORK/NAME.json,
+# its exit status in $report_status.
+report() {
+	local name=$1
+	shift
+	report_status=0
+	"$CTP_CAT" --report --json "$@" "$WORK/$name.jsonl.zst" >"$WORK/$name.json" ||
+		report_status=$?
+}
+
+# rq NAME JQ-FILTER: jq over the JSON report, raw output.
+rq() {
+	jq -r "$2" "$WORK/$1.json"
+}
