@@ -302,7 +302,9 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind)
 			continue;
 		if (kind == CTP_FINDING_STUCK && suspended_at_end(c))
 			m[n++] = (struct member){c->pub.process, suspend_stack(c), i, c->pub.id};
-		else if (kind == CTP_FINDING_LEAK && !ended(c))
+		/* A process killed by a signal ended nothing: its crash is the finding. */
+		else if (kind == CTP_FINDING_LEAK && !ended(c) &&
+			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SIGNAL)
 			m[n++] = (struct member){c->pub.process, c->pub.create_stack, i, c->pub.id};
 	}
 	qsort(m, n, sizeof(*m), by_group);

@@ -251,7 +251,7 @@ static size_t print_lost_wakeups(FILE *f, const struct ctp_analysis *a,
 	fputs(" before the end, waiting at:\n", f);
 	print_stack(f, a, fi->process, fi->stack, "    ");
 	if (fi->close_ts) {
-		fputs("  the fd was closed by ", f);
+		fputs(n == 1 ? "  the fd was closed by " : "  the fds were closed by ", f);
 		if (fi->close_coro)
 			print_coro(f, a, fi->pid, fi->close_coro);
 		else
@@ -297,10 +297,12 @@ static void print_stuck(FILE *f, const struct ctp_analysis *a, const struct ctp_
 	print_process(f, a, fi);
 	fputs(" suspended at the end, for up to ", f);
 	print_duration(f, fi->duration_ns);
-	fputs(".\n  ", f);
-	size_t shown = 0;
-	for (size_t i = 0; i < fi->count && shown < MEMBERS_SHOWN; i++, shown++) {
-		fprintf(f, "%s#%" PRIu64, i ? " " : "coroutine/fd: ", fi->coros[i]);
+	bool fds = false;
+	for (size_t i = 0; i < fi->count; i++)
+		fds |= fi->fds[i] >= 0;
+	fputs(fds ? ".\n  coroutine/fd:" : ".\n  coroutines:", f);
+	for (size_t i = 0; i < fi->count && i < MEMBERS_SHOWN; i++) {
+		fprintf(f, " #%" PRIu64, fi->coros[i]);
 		if (fi->fds[i] >= 0)
 			fprintf(f, "/%d", fi->fds[i]);
 	}
