@@ -498,15 +498,18 @@ static int on_ready(struct ctp_analysis *a, struct an_process *p, const json_t *
 	struct an_coro *c = waiter_of(a, p, line, fd);
 	if (!c)
 		return u64_or_0(line, "waiter") ? -1 : 0;
-	/* Only a coroutine parked on this fd (its EAGAIN came after its latest resume) is owed a
-	 * resume; readiness of an fd its owner is busy reading needs none. */
-	if (c->wait_fd != fd || !c->wait_ts || c->wait_ts < c->pub.last_resume_ts ||
-	    c->pub.last_resume_ts > ts)
+	/* Only a coroutine parked on this fd is owed a resume; readiness of an fd its owner is
+	 * busy reading needs none. A named waiter is one the tracer saw waiting (also through a
+	 * level-triggered register, which has no EAGAIN); else its EAGAIN on the fd must have
+	 * come after its latest resume. */
+	bool named = u64_or_0(line, "waiter") != 0;
+	if (c->pub.last_resume_ts > ts ||
+	    (!named && (c->wait_fd != fd || !c->wait_ts || c->wait_ts < c->pub.last_resume_ts)))
 		return 0;
 	if (!c->ready_ts || ts < c->ready_ts) {
 		c->ready_ts = ts;
 		c->ready_fd = fd;
-		c->ready_op = c->wait_op;
+		c->ready_op = c->wait_fd == fd ? c->wait_op : op_static(get_str(line, "op"));
 	}
 	return 0;
 }
