@@ -19,6 +19,7 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 {
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 	uint32_t n = 0;
+	int state_before = ctp_thread_enter(t);
 	if (kind != CTP_KIND_THREAD)
 		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
 	uint64_t now = ctp_now();
@@ -41,19 +42,20 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 
 	uint32_t size = sizeof(struct ctp_rec_create) + 8 * n;
 	struct ctp_rec_create *rec = ctp_emit_reserve(t, size);
-	if (!rec)
-		return;
-	rec->h = make_header(size, CTP_REC_CREATE, n, kind);
-	rec->ts = now;
-	rec->coro = coro;
-	rec->parent = t->current == CTP_NO_STATION || t->current == idx
-			      ? 0
-			      : CTP_LOAD_RELAXED(&ctp_station_at(t->current)->coro);
-	rec->entry = entry;
-	rec->stack_lo = stack_lo;
-	rec->stack_hi = stack_hi;
-	memcpy(rec->frames, frames, 8 * n);
-	ctp_emit_commit(t);
+	if (rec) {
+		rec->h = make_header(size, CTP_REC_CREATE, n, kind);
+		rec->ts = now;
+		rec->coro = coro;
+		rec->parent = t->current == CTP_NO_STATION || t->current == idx
+				      ? 0
+				      : CTP_LOAD_RELAXED(&ctp_station_at(t->current)->coro);
+		rec->entry = entry;
+		rec->stack_lo = stack_lo;
+		rec->stack_hi = stack_hi;
+		memcpy(rec->frames, frames, 8 * n);
+		ctp_emit_commit(t);
+	}
+	ctp_thread_leave(t, state_before);
 }
 
 static void station_suspend(struct ctp_station *s, uint64_t now, const uint64_t *frames, uint32_t n)
@@ -132,14 +134,18 @@ void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t s
 {
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 	uint32_t n = 0;
+	int state = ctp_thread_enter(t);
 	if (ctp_proc.config.stack_depth)
 		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
 	switch_with_stack(t, to, how, frames, n);
+	ctp_thread_leave(t, state);
 }
 
 void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how)
 {
+	int state = ctp_thread_enter(t);
 	switch_with_stack(t, to, how, NULL, 0);
+	ctp_thread_leave(t, state);
 }
 
 static void recycle(struct ctp_thread *t, uint32_t idx)
@@ -153,6 +159,7 @@ static void recycle(struct ctp_thread *t, uint32_t idx)
 
 void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 {
+	int state = ctp_thread_enter(t);
 	uint64_t now = ctp_now();
 	uint32_t from = t->current;
 	struct ctp_station *from_s = ctp_station_at(from);
@@ -166,13 +173,16 @@ void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 		t->current = to;
 	}
 	recycle(t, from);
+	ctp_thread_leave(t, state);
 }
 
 void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx)
 {
+	int state = ctp_thread_enter(t);
 	uint64_t now = ctp_now();
 	struct ctp_station *s = ctp_station_at(idx);
 	emit_exit(t, now, CTP_LOAD_RELAXED(&s->coro), 0);
 	station_exit(s, now);
 	recycle(t, idx);
+	ctp_thread_leave(t, state);
 }

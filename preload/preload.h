@@ -158,6 +158,23 @@ struct ctp_thread {
 /* The calling thread's state, initialised on first use; NULL when this thread cannot trace.
  * Must be called again after any switch returns: the coroutine may now run on another thread. */
 CTP_HIDDEN struct ctp_thread *ctp_thread_get(void);
+
+/* While a thread updates its stations and ring, hooks it reaches (libunwind's own reads of a
+ * pipe, a signal handler that does I/O) must pass through, or they would write into the ring
+ * in the middle of a record. ctp_thread_get returns NULL for a busy thread. */
+static inline int ctp_thread_enter(struct ctp_thread *t)
+{
+	int previous = t->state;
+	t->state = CTP_THREAD_BUSY;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return previous;
+}
+
+static inline void ctp_thread_leave(struct ctp_thread *t, int previous)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->state = previous;
+}
 CTP_HIDDEN void ctp_threads_fork_child(void);
 
 /* ---- rings (rings.c) ---- */
