@@ -87,11 +87,16 @@ static int begin(struct export_session *s, const struct ctp_trace_line *header)
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	make_identity(s, header->text, header->len);
 	s->header = json_incref(header->json);
-	if (exec_list(s, ctp_export_ddl_tables(s->db.dialect)) < 0)
+	/* In SQLite and PostgreSQL the schema is made inside the transaction (one sync instead of
+	 * one per table); in MySQL DDL would commit the transaction, so it comes first. */
+	bool ddl_commits = s->db.dialect == CTP_EXPORT_MYSQL;
+	if (ddl_commits && exec_list(s, ctp_export_ddl_tables(s->db.dialect)) < 0)
 		return -1;
 	if (s->db.exec(&s->db, "BEGIN") < 0)
 		return db_failed(s);
 	s->started = true;
+	if (!ddl_commits && exec_list(s, ctp_export_ddl_tables(s->db.dialect)) < 0)
+		return -1;
 
 	char sql[256];
 	int64_t old;
@@ -202,13 +207,19 @@ static int export_finish(void *state)
 		return 0; /* not a trace: the read loop says so */
 	if (emit_trace_row(s) < 0)
 		return -1;
-	if (s->db.flush(&s->db) < 0 || s->db.exec(&s->db, "COMMIT") < 0)
+	if (s->db.flush(&s->db) < 0)
 		return db_failed(s);
-	s->started = false;
 	double load = seconds_since(&s->t0);
 	/* Indexes after the data: building one from sorted rows is much faster than updating it
-	 * row by row. They are made once per database; later exports keep them current. */
-	if (exec_list(s, ctp_export_ddl_indexes(s->db.dialect)) < 0)
+	 * row by row. They are made once per database; later exports keep them current. MySQL
+	 * commits at DDL, so there they follow the commit. */
+	bool ddl_commits = s->db.dialect == CTP_EXPORT_MYSQL;
+	if (!ddl_commits && exec_list(s, ctp_export_ddl_indexes(s->db.dialect)) < 0)
+		return -1;
+	if (s->db.exec(&s->db, "COMMIT") < 0)
+		return db_failed(s);
+	s->started = false;
+	if (ddl_commits && exec_list(s, ctp_export_ddl_indexes(s->db.dialect)) < 0)
 		return -1;
 	double all = seconds_since(&s->t0);
 	fprintf(stderr,

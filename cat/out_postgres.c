@@ -53,11 +53,12 @@ static int pg_query_int(struct ctp_export_db *db, const char *sql, int64_t *valu
 }
 
 /* COPY's text format: a backslash, and the tab, newline and carriage return that would end a
- * value or a row, are escaped; every other byte goes as it is (the connection speaks UTF-8). */
+ * value or a row, are escaped; every other byte goes as it is (the connection speaks UTF-8).
+ * PostgreSQL text cannot hold U+0000 (a trace may, as \u0000): it becomes U+FFFD. */
 static int pg_text(void *ctx, struct ctp_export_buf *b, const char *s, size_t n)
 {
 	(void)ctx;
-	if (ctp_export_buf_reserve(b, 2 * n) < 0)
+	if (ctp_export_buf_reserve(b, 3 * n) < 0)
 		return -1;
 	char *p = b->p + b->len;
 	for (size_t i = 0; i < n; i++) {
@@ -78,6 +79,10 @@ static int pg_text(void *ctx, struct ctp_export_buf *b, const char *s, size_t n)
 		case '\r':
 			*p++ = '\\';
 			*p++ = 'r';
+			break;
+		case '\0':
+			memcpy(p, "\xef\xbf\xbd", 3);
+			p += 3;
 			break;
 		default:
 			*p++ = c;

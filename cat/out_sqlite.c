@@ -134,8 +134,10 @@ int ctp_export_sqlite_open(struct ctp_export_db *db, const char *target)
 	db->row = sqlite_row;
 	db->flush = sqlite_flush;
 	db->close = sqlite_close;
-	if (sqlite3_open_v2(target, &o->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK)
+	/* One thread uses the connection: no mutex on every call. */
+	if (sqlite3_open_v2(target, &o->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK)
 		return failed(db, target);
 	/* Another writer (a second export) waits its turn instead of failing at once. A larger
 	 * page cache keeps the index builds at the end in memory for traces of millions of
