@@ -28,6 +28,7 @@ enum ctp_cat_format {
 	CTP_CAT_FORMAT_MYSQL,
 	CTP_CAT_FORMAT_REPORT, /* --report: findings for people (cat/report.c) */
 	CTP_CAT_FORMAT_REPORT_JSON,
+	CTP_CAT_FORMAT_HTML, /* --html: the dashboard page (cat/out_html.c) */
 };
 
 /* What the command line asked for. */
@@ -40,6 +41,7 @@ struct ctp_cat_options {
 	const char *export_target; /* the database file or URI of an export */
 	bool export_replace;	   /* an export may replace the same trace exported before */
 	struct ctp_analysis_options analysis; /* --report's thresholds */
+	const char *html_path;		      /* --html: the page to write */
 };
 
 /* Where lines go. `line` and `finish` return 0, or -1 with errno set when the output failed
@@ -67,6 +69,9 @@ int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f);
 
 /* --report: the analysis's findings as text or JSON (cat/report.c). */
 int ctp_cat_out_report_open(struct ctp_cat_output *out, FILE *f, const struct ctp_cat_options *opt);
+
+/* --html: the dashboard, one self-contained page written to opt->html_path (docs/dashboard.md). */
+int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt);
 
 /* An export into the database the options name (cat/export_session.c). */
 int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt);

@@ -52,6 +52,11 @@ static void print_help(FILE *f)
 	      "      --never-yielded-after=TIME  a coroutine running TIME without a switch\n"
 	      "                             hogs its thread (default 1s)\n"
 	      "\n"
+	      "Dashboard (docs/dashboard.md):\n"
+	      "      --html PAGE            write one self-contained HTML page: summary,\n"
+	      "                             findings, stuck groups, per-thread timeline and\n"
+	      "                             per-coroutine histories\n"
+	      "\n"
 	      "  -h, --help     show this help and exit\n"
 	      "  -V, --version  show the version and exit\n"
 	      "\n"
@@ -83,6 +88,9 @@ enum { OPT_FORMAT = 512, OPT_PID, OPT_CORO, OPT_TID, OPT_TYPE, OPT_SINCE, OPT_UN
 
 /* --report's options. */
 enum { OPT_REPORT = 768, OPT_JSON, OPT_MISSED_AFTER, OPT_NEVER_YIELDED_AFTER };
+
+/* --html's option. */
+enum { OPT_HTML = 1024 };
 
 /* Handles one of the views' options; returns 0, or the exit code of a usage error. */
 static int view_option(struct ctp_cat_options *opt, int c, const char *arg)
@@ -154,6 +162,7 @@ int main(int argc, char **argv)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"missed-after", required_argument, NULL, OPT_MISSED_AFTER},
 		{"never-yielded-after", required_argument, NULL, OPT_NEVER_YIELDED_AFTER},
+		{"html", required_argument, NULL, OPT_HTML},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctp_cat_options opt = {.format = CTP_CAT_FORMAT_JSONL};
@@ -193,6 +202,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = true;
+			break;
+		case OPT_HTML:
+			opt.html_path = optarg;
 			break;
 		case OPT_MISSED_AFTER:
 		case OPT_NEVER_YIELDED_AFTER:
@@ -241,6 +253,12 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--report goes alone: no --format, export or --follow");
 	if (report)
 		opt.format = json ? CTP_CAT_FORMAT_REPORT_JSON : CTP_CAT_FORMAT_REPORT;
+	if (opt.html_path &&
+	    (opt.format != CTP_CAT_FORMAT_JSONL || opt.export_target || opt.follow))
+		return usage_error("%s",
+				   "--html goes alone: no --format, export, --report or --follow");
+	if (opt.html_path)
+		opt.format = CTP_CAT_FORMAT_HTML;
 
 	/* A closed output must show up as EPIPE from write, handled quietly, not as death by
 	 * SIGPIPE in the middle of a pipeline. */

@@ -35,6 +35,8 @@ static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output 
 	case CTP_CAT_FORMAT_REPORT:
 	case CTP_CAT_FORMAT_REPORT_JSON:
 		return ctp_cat_out_report_open(out, stdout, opt);
+	case CTP_CAT_FORMAT_HTML:
+		return ctp_cat_out_html_open(out, opt);
 	}
 	errno = EINVAL;
 	return -1;
