@@ -1,0 +1,124 @@
+# ctp-run under trouble: a program that does not exist, a collector killed mid-run, an app
+# killed with SIGKILL, a private run directory and two runs at once, an old trace kept.
+source "$(dirname "$0")/lib.sh"
+
+BUSY=$PROGRAMS/ucontext_busy
+
+# wait_until SECONDS COMMAND...: polls COMMAND every 50 ms until it succeeds; false after
+# SECONDS.
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# child_of PARENT NAME: the pid of PARENT's child process called NAME (empty if none).
+child_of() {
+	pgrep -P "$1" -x "$2" || true
+}
+
+has_child() {
+	[ -n "$(child_of "$1" "$2")" ]
+}
+
+has_line() {
+	grep -qx "$2" "$1"
+}
+
+# (a) A program that does not exist: 127 and a message, as a shell says it.
+st=0
+"$CTP_RUN" -o "$WORK/a.jsonl.zst" nonexistent-program-ctp >"$WORK/a.out" 2>"$WORK/a.err" || st=$?
+expect_eq "(a) a missing program: exit 127" 127 "$st"
+check "(a) it says the program was not found" grep -q "nonexistent-program-ctp.*not found" "$WORK/a.err"
+
+# (b) The collector killed mid-run: the app runs on to its normal end and status.
+"$CTP_RUN" -o "$WORK/b.jsonl.zst" "$BUSY" 1500 3 >"$WORK/b.out" 2>"$WORK/b.err" &
+run=$!
+check "(b) the collector is there" wait_until 10 has_child $run ctp-collector
+collector=$(child_of $run ctp-collector)
+check "(b) the app has started" wait_until 10 has_line "$WORK/b.out" started
+check "(b) the collector is killed" kill -KILL "${collector:-none}"
+st=0
+wait $run || st=$?
+expect_eq "(b) ctp-run exits with the app's status" 3 "$st"
+check "(b) the app ran to its end" grep -q "^done switches [0-9]" "$WORK/b.out"
+
+# (c) The app killed with SIGKILL: the trace is still whole, with the coroutines' final states
+# and an exit line saying signal 9; ctp-run exits 128+9.
+"$CTP_RUN" -o "$WORK/c.jsonl.zst" "$BUSY" 30000 0 >"$WORK/c.out" 2>"$WORK/c.err" &
+run=$!
+check "(c) the app is there" wait_until 10 has_child $run ucontext_busy
+app=$(child_of $run ucontext_busy)
+check "(c) the app has started" wait_until 10 has_line "$WORK/c.out" started
+check "(c) the app is killed" kill -KILL "${app:-none}"
+st=0
+wait $run || st=$?
+expect_eq "(c) ctp-run exits 128+9" 137 "$st"
+# Without the switch lines: jq -s over all of them would be slow.
+"$CTP_CAT" "$WORK/c.jsonl.zst" | grep -v '"type":"switch"' >"$WORK/c.jsonl" || true
+expect_eq "(c) the trace reads whole" 0 "${PIPESTATUS[0]}"
+expect_eq "(c) the exit line says signal 9" "$app:9:null" \
+	"$(q c '.[] | select(.type == "exit") | "\(.pid):\(.signal):\(.status)"')"
+expect_eq "(c) one state line per coroutine" 5 "$(q c '[.[] | select(.type == "state")] | length')"
+expect_eq "(c) 4 coroutines, suspended or running, and the thread" \
+	"running:1 suspended:4" \
+	"$(q c '[.[] | select(.type == "state") | .state] | group_by(.) | map("\(.[0]):\(length)") | join(" ")')"
+expect_eq "(c) every suspended coroutine has its suspend stack" 0 \
+	"$(q c '[.[] | select(.type == "state" and .state == "suspended" and .stack == null)] | length')"
+
+# (d) The run directory is private (0700) and has no fixed name: two runs at once work, each
+# with its own socket, and the directory is gone afterwards.
+st=0
+"$CTP_RUN" -o "$WORK/d.jsonl.zst" sh -c 'stat -c %a "$(dirname "$CTP_SOCKET")"' \
+	>"$WORK/d.out" 2>"$WORK/d.err" || st=$?
+expect_eq "(d) the app's view of its run directory's mode" 700 "$(cat "$WORK/d.out")"
+"$CTP_RUN" -o "$WORK/d1.jsonl.zst" "$BUSY" 300 4 >"$WORK/d1.out" 2>"$WORK/d1.err" &
+run1=$!
+"$CTP_RUN" -o "$WORK/d2.jsonl.zst" "$BUSY" 300 5 >"$WORK/d2.out" 2>"$WORK/d2.err" &
+run2=$!
+st1=0 st2=0
+wait $run1 || st1=$?
+wait $run2 || st2=$?
+expect_eq "(d) two runs at once: their statuses" "4 5" "$st1 $st2"
+sock1=$(sed -n 's/^socket //p' "$WORK/d1.out")
+sock2=$(sed -n 's/^socket //p' "$WORK/d2.out")
+check "(d) two runs, two sockets ($sock1, $sock2)" [ -n "$sock1" -a -n "$sock2" -a "$sock1" != "$sock2" ]
+check "(d) the run directories are removed" [ ! -e "$(dirname "$sock1")" -a ! -e "$(dirname "$sock2")" ]
+for n in d1 d2; do
+	"$CTP_CAT" "$WORK/$n.jsonl.zst" >"$WORK/$n.all"
+	made=$(sed -n 's/^done switches //p' "$WORK/$n.out")
+	switch_lines=$(grep -c '"type":"switch"' "$WORK/$n.all" || true)
+	grep -v '"type":"switch"' "$WORK/$n.all" >"$WORK/$n.jsonl" || true
+	expect_eq "($n) its own exit line" "$([ $n = d1 ] && echo 4 || echo 5)" \
+		"$(q $n '.[] | select(.type == "exit") | .status')"
+	expect_eq "($n) switch lines + loss = the switches made" "$made" \
+		"$((switch_lines + $(q $n '[.[] | select(.type == "loss") | .count] | add // 0')))"
+done
+
+# (e) An existing trace file is kept as FILE.old.
+echo "previous run" >"$WORK/e.jsonl.zst"
+st=0
+"$CTP_RUN" -o "$WORK/e.jsonl.zst" "$PROGRAMS/ucontext_pingpong" 3 >/dev/null 2>&1 || st=$?
+expect_eq "(e) the run" 0 "$st"
+expect_eq "(e) the old file is FILE.old" "previous run" "$(cat "$WORK/e.jsonl.zst.old" 2>&1)"
+"$CTP_CAT" "$WORK/e.jsonl.zst" >"$WORK/e.jsonl"
+expect_eq "(e) FILE is the new trace" 8 "$(q e '[.[] | select(.type == "switch")] | length')"
+
+# (f) Short runs while another traced app keeps the machine busy: each trace has its process,
+# however soon after its hello the app ends (the collector must not finish before it has read
+# the hellos of connections it has not accepted yet).
+"$CTP_RUN" -o "$WORK/f-busy.jsonl.zst" "$BUSY" 20000 0 >"$WORK/f-busy.out" 2>&1 &
+busy_run=$!
+empty=0
+for i in $(seq 1 30); do
+	"$CTP_RUN" -o "$WORK/f.jsonl.zst" "$PROGRAMS/ucontext_pingpong" 3 >/dev/null 2>&1 || true
+	"$CTP_CAT" "$WORK/f.jsonl.zst" | grep -q '"type":"exit"' || empty=$((empty + 1))
+done
+kill -TERM $busy_run 2>/dev/null || true
+wait $busy_run || true
+expect_eq "(f) 30 short runs under load: traces without their process's exit" 0 "$empty"
+
+finish
