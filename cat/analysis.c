@@ -487,8 +487,11 @@ static int on_close(struct ctp_analysis *a, struct an_process *p, const json_t *
 			c->wait_op = op_static(get_str(line, "op"));
 		}
 	}
-	/* The number may be reused by the next open: forget who waited on this one. */
-	ctp_amap_del(&p->fds, (uint64_t)fd);
+	/* The number may be reused by the next open: forget who waited on this one (the slot
+	 * stays, so memory follows the highest fd numbers, not the number of opens). */
+	struct an_fd_waiter *w = fd_waiter(a, p, fd, false);
+	if (w)
+		*w = (struct an_fd_waiter){0};
 	return 0;
 }
 

@@ -164,7 +164,7 @@ struct ctp_analysis_coro {
 };
 
 size_t ctp_analysis_coro_count(const struct ctp_analysis *a);
-/* Every coroutine, processes in order, each process's coroutines in order of appearance. */
+/* Every coroutine of every process, in the order the trace first names them. */
 const struct ctp_analysis_coro *ctp_analysis_coro_at(const struct ctp_analysis *a, size_t i);
 /* The coroutine `coro` of the latest process record of `pid`, or NULL. */
 const struct ctp_analysis_coro *ctp_analysis_coro_find(const struct ctp_analysis *a, uint32_t pid,

@@ -353,6 +353,7 @@ int ctp_an_find(struct ctp_analysis *a)
 	}
 	if (find_groups(a, CTP_FINDING_STUCK) < 0 || find_groups(a, CTP_FINDING_LEAK) < 0)
 		return -1;
-	qsort(a->findings, a->nfindings, sizeof(*a->findings), by_importance);
+	if (a->nfindings > 1) /* (qsort must not get the NULL of no findings) */
+		qsort(a->findings, a->nfindings, sizeof(*a->findings), by_importance);
 	return 0;
 }

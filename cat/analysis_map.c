@@ -66,30 +66,6 @@ bool ctp_amap_get(const struct ctp_amap *m, uint64_t key, uint32_t *val)
 	return false;
 }
 
-void ctp_amap_del(struct ctp_amap *m, uint64_t key)
-{
-	if (!m->cap)
-		return;
-	size_t s = slot_of(key, m->cap);
-	while (m->vals[s] != EMPTY && m->keys[s] != key)
-		s = (s + 1) & (m->cap - 1);
-	if (m->vals[s] == EMPTY)
-		return;
-	/* Backward-shift deletion keeps every probe chain unbroken without tombstones. */
-	size_t hole = s;
-	for (size_t j = (s + 1) & (m->cap - 1); m->vals[j] != EMPTY; j = (j + 1) & (m->cap - 1)) {
-		size_t home = slot_of(m->keys[j], m->cap);
-		bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-		if (movable) {
-			m->keys[hole] = m->keys[j];
-			m->vals[hole] = m->vals[j];
-			hole = j;
-		}
-	}
-	m->vals[hole] = EMPTY;
-	m->count--;
-}
-
 void ctp_amap_free(struct ctp_amap *m)
 {
 	free(m->keys);

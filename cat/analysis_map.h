@@ -18,8 +18,6 @@ struct ctp_amap {
 int ctp_amap_put(struct ctp_amap *m, uint64_t key, uint32_t val);
 /* True and *val when the key is there. */
 bool ctp_amap_get(const struct ctp_amap *m, uint64_t key, uint32_t *val);
-/* Forgets the key, if there. */
-void ctp_amap_del(struct ctp_amap *m, uint64_t key);
 void ctp_amap_free(struct ctp_amap *m);
 
 struct ctp_astrings {

@@ -291,6 +291,24 @@ static void print_missed(FILE *f, const struct ctp_analysis *a, const struct ctp
 	print_uncertain(f, fi);
 }
 
+/* How many members of a stuck group are lost wakeups too (findings are few: a scan will do). */
+static size_t lost_wakeups_among(const struct ctp_analysis *a, const struct ctp_finding *group)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ctp_analysis_finding_count(a); i++) {
+		const struct ctp_finding *fi = ctp_analysis_finding_at(a, i);
+		if (fi->kind != CTP_FINDING_LOST_WAKEUP || fi->process != group->process)
+			continue;
+		for (size_t k = 0; k < group->count; k++) {
+			if (group->coros[k] == fi->coro) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 static void print_stuck(FILE *f, const struct ctp_analysis *a, const struct ctp_finding *fi)
 {
 	fprintf(f, "STUCK: %zu coroutine%s in ", fi->count, fi->count == 1 ? "" : "s");
@@ -308,6 +326,9 @@ static void print_stuck(FILE *f, const struct ctp_analysis *a, const struct ctp_
 	}
 	if (fi->count > MEMBERS_SHOWN)
 		fprintf(f, " and %zu more", fi->count - MEMBERS_SHOWN);
+	size_t lost = lost_wakeups_among(a, fi);
+	if (lost)
+		fprintf(f, "\n  (%zu of them lost their wakeup: see above)", lost);
 	fputs("\n  waiting at:\n", f);
 	print_stack(f, a, fi->process, fi->stack, "    ");
 	print_uncertain(f, fi);
