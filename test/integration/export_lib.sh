@@ -1,0 +1,130 @@
+# Shared part of the export tests (export_sqlite.sh, export_postgres.sh, export_mysql.sh): the
+# traces they export and the checks they make, the same for every database. Sourced after lib.sh
+# by a script that defines:
+#   DB_NAME           how the output names the database
+#   export_to ARGS    runs ctp-cat with the export option and ARGS (FILE, --replace)
+#   sql QUERY         prints the result rows, columns tab-separated, nothing else
+#   hex EXPR          the SQL for EXPR's UTF-8 bytes as lower-case hex
+# Every check compares the database with jq over the same trace.
+
+# A name that needs every kind of quoting: quotes, a backslash, a tab, a newline, non-ASCII.
+ODD=$'it\'s "odd" \\ tab\there\nnew line é'
+
+# hexstr STRING: its bytes as lower-case hex, as the databases print them.
+hexstr() {
+	printf '%s' "$1" | od -An -tx1 -v | tr -d ' \n'
+}
+
+# The traces: a ping-pong run from a directory and with arguments named with $ODD (its exe and
+# the module of its frames hold it), and a bigger one for the speed.
+export_make_traces() {
+	local dir="$WORK/$ODD"
+	mkdir -p "$dir"
+	cp "$PROGRAMS/ucontext_pingpong" "$dir/"
+	ODD_EXE="$dir/ucontext_pingpong"
+	trace odd -- "$ODD_EXE" 300 0 "$ODD" "a'b" 'c"d' 'e\f' $'g\th' $'i\nj'
+	expect_eq "the odd program ran" 0 "$status"
+	trace other -- "$PROGRAMS/ucontext_pingpong" 20
+	# About a million switches (some may be counted as lost: the checks use what the trace
+	# holds).
+	"$CTP_RUN" -o "$WORK/big.jsonl.zst" -- "$PROGRAMS/ucontext_pingpong" "${BIG_ROUNDS:-500000}" \
+		>/dev/null 2>&1
+}
+
+# count NAME TYPE: lines of TYPE in the decoded trace NAME.
+count() {
+	q "$1" "[.[] | select(.type == \"$2\")] | length"
+}
+
+export_checks() {
+	# Speed first, into the empty database: the indexes are built after the rows.
+	local err="$WORK/big.export.err"
+	check "$DB_NAME: export of the big trace succeeds" export_to "$WORK/big.jsonl.zst" 2>"$err"
+	echo "speed: $DB_NAME: $(grep -o 'exported as.*' "$err")"
+	expect_eq "$DB_NAME: big trace switch rows" \
+		"$(zstd -dc "$WORK/big.jsonl.zst" | grep -c '^{"type":"switch"')" \
+		"$(sql 'SELECT COUNT(*) FROM switches WHERE trace_id = 1')"
+
+	check "$DB_NAME: export of the odd trace succeeds" export_to "$WORK/odd.jsonl.zst"
+	local id
+	id=$(sql "SELECT trace_id FROM traces WHERE file = '$WORK/odd.jsonl.zst'")
+	expect_eq "$DB_NAME: the odd trace is trace 2" 2 "$id"
+	local t="trace_id = $id"
+
+	# Row counts against the trace.
+	expect_eq "$DB_NAME: processes" "$(count odd process)" \
+		"$(sql "SELECT COUNT(*) FROM processes WHERE $t")"
+	expect_eq "$DB_NAME: coroutines" "$(count odd coro)" \
+		"$(sql "SELECT COUNT(*) FROM coroutines WHERE $t")"
+	expect_eq "$DB_NAME: switches" "$(count odd switch)" \
+		"$(sql "SELECT COUNT(*) FROM switches WHERE $t")"
+	expect_eq "$DB_NAME: stacks" "$(count odd stack)" \
+		"$(sql "SELECT COUNT(*) FROM stacks WHERE $t")"
+	expect_eq "$DB_NAME: frames" "$(q odd '[.[] | select(.type == "stack") | .frames[]] | length')" \
+		"$(sql "SELECT COUNT(*) FROM frames WHERE $t")"
+	expect_eq "$DB_NAME: fd events" "$(count odd fd)" \
+		"$(sql "SELECT COUNT(*) FROM fd_events WHERE $t")"
+	expect_eq "$DB_NAME: final states" "$(count odd state)" \
+		"$(sql "SELECT COUNT(*) FROM final_states WHERE $t")"
+	expect_eq "$DB_NAME: process exits" "$(count odd exit)" \
+		"$(sql "SELECT COUNT(*) FROM process_exits WHERE $t")"
+	expect_eq "$DB_NAME: argv entries" "$(q odd '[.[] | select(.type == "process") | .argv[]] | length')" \
+		"$(sql "SELECT COUNT(*) FROM process_args WHERE $t")"
+	expect_eq "$DB_NAME: the trace's line count" "$(q odd length)" \
+		"$(sql "SELECT line_count FROM traces WHERE $t")"
+
+	# Names that need quoting come back byte for byte.
+	expect_eq "$DB_NAME: exe round-trips" "$(hexstr "$ODD_EXE")" \
+		"$(sql "SELECT $(hex exe) FROM processes WHERE $t")"
+	local i arg
+	for i in 3 4 5 6 7 8; do
+		arg=$(q odd ".[] | select(.type == \"process\") | .argv[$i] | @base64" | base64 -d | od -An -tx1 -v | tr -d ' \n')
+		expect_eq "$DB_NAME: argv[$i] round-trips" "$arg" \
+			"$(sql "SELECT $(hex arg) FROM process_args WHERE $t AND idx = $i")"
+	done
+	check "$DB_NAME: frames name the odd module" [ "$(sql "SELECT COUNT(*) FROM frames f
+		JOIN processes p ON p.trace_id = f.trace_id AND p.pid = f.pid AND f.module = p.exe
+		WHERE f.$t")" -gt 0 ]
+
+	# The questions the indexes are for.
+	local co pid
+	co=$(q odd '.[] | select(.type == "coro" and .kind == "ucontext") | .coro')
+	pid=$(q odd '.[] | select(.type == "process") | .pid')
+	expect_eq "$DB_NAME: one coroutine's switches in order" \
+		"$(q odd "[.[] | select(.type == \"switch\" and (.from == $co or .to == $co))
+			| \"\(.ts) \(.from) \(.to) \(.how)\"] | join(\"\n\")" | md5sum)" \
+		"$(sql "SELECT ts, from_coro, to_coro, how FROM switches
+			WHERE $t AND pid = $pid AND (from_coro = $co OR to_coro = $co) ORDER BY ts" |
+			tr '\t' ' ' | md5sum)"
+	expect_eq "$DB_NAME: the coroutine's final state" \
+		"$(q odd ".[] | select(.type == \"state\" and .coro == $co) | \"\(.state) \(.switches)\"")" \
+		"$(sql "SELECT state, switches FROM final_states WHERE $t AND pid = $pid AND coro = $co" |
+			tr '\t' ' ')"
+	local st
+	st=$(q odd '[.[] | select(.type == "switch" and .stack != null)][0].stack')
+	expect_eq "$DB_NAME: the frames of stack $st" \
+		"$(q odd ".[] | select(.type == \"stack\" and .id == $st) | .frames[] | \"\(.addr) \(.sym // \"\")\"" |
+			sed 's/ $//' | md5sum)" \
+		"$(sql "SELECT addr, sym FROM frames WHERE $t AND pid = $pid AND stack = $st ORDER BY idx" |
+			tr '\t' ' ' | sed 's/ $//; s/ NULL$//; s/ \\N$//' | md5sum)"
+
+	# Exporting the same trace again is refused and changes nothing; --replace replaces it.
+	local before
+	before=$(sql "SELECT COUNT(*) FROM switches")
+	local rc=0
+	export_to "$WORK/odd.jsonl.zst" 2>"$WORK/again.err" || rc=$?
+	expect_eq "$DB_NAME: re-export exits with 2" 2 "$rc"
+	check "$DB_NAME: re-export says why" grep -q "exported before, as trace_id $id" \
+		"$WORK/again.err"
+	expect_eq "$DB_NAME: re-export added nothing" "$before" "$(sql "SELECT COUNT(*) FROM switches")"
+	check "$DB_NAME: --replace succeeds" export_to "$WORK/odd.jsonl.zst" --replace
+	expect_eq "$DB_NAME: --replace keeps the trace_id and one row per trace" "2 $id" \
+		"$(sql "SELECT COUNT(*) FROM traces" | tr -d ' ') $(sql "SELECT trace_id FROM traces WHERE $t")"
+	expect_eq "$DB_NAME: --replace leaves the same rows" "$before" \
+		"$(sql "SELECT COUNT(*) FROM switches")"
+
+	# Another trace gets its own id and its own rows.
+	check "$DB_NAME: a second trace exports" export_to "$WORK/other.jsonl.zst"
+	expect_eq "$DB_NAME: its switches" "$(count other switch)" \
+		"$(sql "SELECT COUNT(*) FROM switches WHERE trace_id = 3")"
+}
