@@ -110,6 +110,12 @@ typedef int (*ctp_export_emit_fn)(void *ctx, enum ctp_export_table table,
 				  const struct ctp_export_value *values);
 int ctp_export_line_rows(json_t *line, int64_t trace_id, ctp_export_emit_fn emit, void *ctx);
 
+/* The findings of a finished analysis (cat/analysis.h) as rows of findings and
+ * finding_members. */
+struct ctp_analysis;
+int ctp_export_findings_rows(const struct ctp_analysis *a, int64_t trace_id,
+			     ctp_export_emit_fn emit, void *ctx);
+
 /* Converts a JSON value to a column value of `type` (null when absent or of another type). */
 struct ctp_export_value ctp_export_value_of(json_t *v, enum ctp_export_type type);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cat/analysis.h"
 #include "cat/cat.h"
 #include "cat/export.h"
 
@@ -24,6 +25,11 @@ struct export_session {
 	json_t *header;
 	uint64_t lines;
 	const char *end_state;
+	struct ctp_trace_end end;
+	bool have_end;
+	/* The findings need the whole trace; the analysis keeps per coroutine, fd and stack, not
+	 * per switch. */
+	struct ctp_analysis *analysis;
 	uint64_t rows, rows_by_table[CTP_EXPORT_NTABLES];
 	struct timespec t0;
 };
@@ -87,6 +93,9 @@ static int begin(struct export_session *s, const struct ctp_trace_line *header)
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	make_identity(s, header->text, header->len);
 	s->header = json_incref(header->json);
+	s->analysis = ctp_analysis_new(NULL);
+	if (!s->analysis)
+		return fail(s, "out of memory");
 	/* In SQLite and PostgreSQL the schema is made inside the transaction (one sync instead of
 	 * one per table); in MySQL DDL would commit the transaction, so it comes first. */
 	bool ddl_commits = s->db.dialect == CTP_EXPORT_MYSQL;
@@ -145,12 +154,16 @@ static int export_line(void *state, const struct ctp_trace_line *line)
 	if (!s->started && begin(s, line) < 0)
 		return -1;
 	s->lines++;
+	if (ctp_analysis_add_line(s->analysis, line->json) < 0)
+		return fail(s, "out of memory");
 	return ctp_export_line_rows(line->json, s->trace_id, emit_row, s);
 }
 
 static void export_ended(void *state, const struct ctp_trace_end *end)
 {
 	struct export_session *s = state;
+	s->end = *end;
+	s->have_end = true;
 	switch (end->kind) {
 	case CTP_TRACE_COMPLETE:
 		s->end_state = end->bad_lines ? "bad_lines" : "complete";
@@ -205,7 +218,10 @@ static int export_finish(void *state)
 	struct export_session *s = state;
 	if (!s->started)
 		return 0; /* not a trace: the read loop says so */
-	if (emit_trace_row(s) < 0)
+	if (ctp_analysis_finish(s->analysis, s->have_end ? &s->end : NULL) < 0)
+		return fail(s, "out of memory");
+	if (ctp_export_findings_rows(s->analysis, s->trace_id, emit_row, s) < 0 ||
+	    emit_trace_row(s) < 0)
 		return -1;
 	if (s->db.flush(&s->db) < 0)
 		return db_failed(s);
@@ -237,6 +253,7 @@ static void export_free(void *state)
 	if (s->db.close)
 		s->db.close(&s->db);
 	json_decref(s->header);
+	ctp_analysis_free(s->analysis);
 	free(s);
 }
 

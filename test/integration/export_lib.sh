@@ -25,6 +25,9 @@ export_make_traces() {
 	trace odd -- "$ODD_EXE" 300 0 "$ODD" "a'b" 'c"d' 'e\f' $'g\th' $'i\nj'
 	expect_eq "the odd program ran" 0 "$status"
 	trace other -- "$PROGRAMS/ucontext_pingpong" 20
+	# Findings: the lost-wakeup example (report_lib.sh), which strands coroutines.
+	example lw
+	"$CTP_CAT" --report --json "$WORK/lw.jsonl.zst" >"$WORK/lw.json" || true
 	# About a million switches (some may be counted as lost: the checks use what the trace
 	# holds).
 	"$CTP_RUN" -o "$WORK/big.jsonl.zst" -- "$PROGRAMS/ucontext_pingpong" "${BIG_ROUNDS:-500000}" \
@@ -127,4 +130,17 @@ export_checks() {
 	check "$DB_NAME: a second trace exports" export_to "$WORK/other.jsonl.zst"
 	expect_eq "$DB_NAME: its switches" "$(count other switch)" \
 		"$(sql "SELECT COUNT(*) FROM switches WHERE trace_id = 3")"
+
+	# The findings are the report's.
+	check "$DB_NAME: the lost-wakeup trace exports" export_to "$WORK/lw.jsonl.zst"
+	expect_eq "$DB_NAME: findings by kind" \
+		"$(jq -r '.findings | group_by(.kind) | map("\(.[0].kind) \(length)") | .[]' "$WORK/lw.json")" \
+		"$(sql "SELECT kind, COUNT(*) FROM findings WHERE trace_id = 4 GROUP BY kind ORDER BY kind" |
+			tr '\t' ' ')"
+	expect_eq "$DB_NAME: the fds of the lost wakeups" \
+		"$(jq -r '[.findings[] | select(.kind == "lost_wakeup") | .fd] | sort | .[]' "$WORK/lw.json")" \
+		"$(sql "SELECT fd FROM findings WHERE trace_id = 4 AND kind = 'lost_wakeup' ORDER BY fd")"
+	expect_eq "$DB_NAME: group members" \
+		"$(jq '[.findings[] | select(.kind == "stuck" or .kind == "leak") | .count] | add // 0' "$WORK/lw.json")" \
+		"$(sql "SELECT COUNT(*) FROM finding_members WHERE trace_id = 4")"
 }

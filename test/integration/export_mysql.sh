@@ -2,6 +2,7 @@
 # (test/integration/export_lib.sh). The test runs its own server: a data directory made by
 # mariadb-install-db, a private socket, no network, as an unprivileged user when run as root.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/report_lib.sh"
 source "$(dirname "$0")/export_lib.sh"
 
 DBDIR=$(mktemp -d /tmp/ctp-my.XXXXXX) # short: a socket path has at most 107 bytes

@@ -2,6 +2,7 @@
 # (test/integration/export_lib.sh). The test runs its own server: initdb into a private
 # directory, listening on a Unix socket there only, as an unprivileged user when run as root.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/report_lib.sh"
 source "$(dirname "$0")/export_lib.sh"
 
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)

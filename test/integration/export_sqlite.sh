@@ -1,5 +1,6 @@
 # ctp-cat --sqlite: a trace exported into SQLite matches the trace (test/integration/export_lib.sh).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/report_lib.sh"
 source "$(dirname "$0")/export_lib.sh"
 
 DB_NAME=sqlite
