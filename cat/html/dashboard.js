@@ -276,27 +276,114 @@
 				"readiness, stuck coroutine, long run or leak was seen."));
 			return;
 		}
+		/* Findings alike (same kind, process and stacks) make one card: a server that strands
+		 * 47 readers has one bug to show, not 47. */
+		var groups = [], byKey = {};
 		D.findings.forEach(function (f) {
-			var d = el("div", "finding sev-" + (SEVERITY[f.kind] || "note"));
-			d.setAttribute("data-kind", f.kind);
-			var p = el("div");
-			add(p, el("span", "kind", f.kind), "pid " + f.pid + ": ");
-			findingText(f, p);
-			if (f.uncertain)
-				add(p, el("span", "tag", "uncertain: events lost or end not seen"));
-			d.appendChild(p);
-			if (f.members && f.members.length && f.kind !== "stuck")
-				d.appendChild(members(f));
-			if (f.stack >= 0) {
-				var label = f.kind === "leak" ? "created at" : f.kind === "crash" ?
-					"died at" : f.kind === "never_yielded" ? "switched away at" :
-					"suspended at";
-				d.appendChild(stackDetails(f.stack, label + " " + where(f.stack)));
+			var k = [f.kind, f.pid, f.stack, f.op, f.close ? f.close.stack : -2,
+				f.kind === "stuck" || f.kind === "leak" || f.kind === "crash" ?
+					groups.length : ""].join("/");
+			if (!byKey[k]) {
+				byKey[k] = [];
+				groups.push(byKey[k]);
 			}
-			if (f.close && f.close.stack >= 0)
-				d.appendChild(stackDetails(f.close.stack, "closed at"));
-			box.appendChild(d);
+			byKey[k].push(f);
 		});
+		groups.forEach(function (g) {
+			box.appendChild(g.length === 1 ? findingCard(g[0]) : findingGroupCard(g));
+		});
+	}
+
+	function stackLabel(f) {
+		return (f.kind === "leak" ? "created at" : f.kind === "crash" ? "died at" :
+			f.kind === "never_yielded" ? "switched away at" : "suspended at") + " " +
+			where(f.stack);
+	}
+
+	function findingStacks(d, f) {
+		if (f.stack >= 0)
+			d.appendChild(stackDetails(f.stack, stackLabel(f)));
+		if (f.close && f.close.stack >= 0)
+			d.appendChild(stackDetails(f.close.stack, "closed at " + where(f.close.stack)));
+	}
+
+	function findingCard(f) {
+		var d = el("div", "finding sev-" + (SEVERITY[f.kind] || "note"));
+		d.setAttribute("data-kind", f.kind);
+		d.setAttribute("data-count", "1");
+		var p = el("div");
+		add(p, el("span", "kind", f.kind), "pid " + f.pid + ": ");
+		findingText(f, p);
+		if (f.uncertain)
+			add(p, el("span", "tag", "uncertain: events lost or end not seen"));
+		d.appendChild(p);
+		if (f.members && f.members.length && f.kind !== "stuck")
+			d.appendChild(members(f));
+		findingStacks(d, f);
+		return d;
+	}
+
+	var GROUP_TEXT = {
+		lost_wakeup: "coroutines wait on an fd that was closed while they waited, and " +
+			"nothing resumed them",
+		missed_readiness: "coroutines were not resumed in time after their fd became ready",
+		never_yielded: "coroutines ran a long time without switching",
+	};
+
+	function findingGroupCard(g) {
+		var f = g[0];
+		var d = el("div", "finding sev-" + (SEVERITY[f.kind] || "note"));
+		d.setAttribute("data-kind", f.kind);
+		d.setAttribute("data-count", String(g.length));
+		var p = el("div");
+		add(p, el("span", "kind", f.kind + " × " + g.length), "pid " + f.pid + ": " + g.length +
+			" " + (GROUP_TEXT[f.kind] || "findings alike") + ".");
+		var fds = g.filter(function (x) {
+			return x.fd >= 0;
+		}).map(function (x) {
+			return x.fd;
+		});
+		if (fds.length)
+			add(p, " fds " + fds.slice(0, 12).join(", ") + (fds.length > 12 ? ", …" : "") +
+				(f.op ? " (" + f.op + ")" : "") + ".");
+		var closers = {};
+		g.forEach(function (x) {
+			if (x.close)
+				closers[x.close.coro + "/" + x.close.tid] = x.close;
+		});
+		var keys = Object.keys(closers);
+		if (keys.length === 1) {
+			var c = closers[keys[0]];
+			add(p, " All closed by ", coroLink(c.coro), c.tid ? " on thread " + c.tid : "", ".");
+		}
+		if (g.some(function (x) {
+			return x.uncertain;
+		}))
+			add(p, el("span", "tag", "uncertain: events lost or end not seen"));
+		d.appendChild(p);
+		d.appendChild(members({
+			members: g.map(function (x) {
+				return x.coro;
+			}),
+			fds: g.map(function (x) {
+				return x.fd;
+			}),
+		}));
+		findingStacks(d, f);
+		/* Each one's own sentence, made when asked for. */
+		var each = el("details");
+		each.appendChild(el("summary", "", "each of the " + g.length));
+		each.addEventListener("toggle", function () {
+			if (!each.open || each.childNodes.length > 1)
+				return;
+			g.forEach(function (x) {
+				var line = el("div", "each");
+				findingText(x, line);
+				each.appendChild(line);
+			});
+		});
+		d.appendChild(each);
+		return d;
 	}
 
 	/* ---- stuck groups ---- */
@@ -670,12 +757,24 @@
 	function select(i, scroll) {
 		if (i < 0 || i >= coros.length)
 			return;
+		try {
+			/* The address names the coroutine shown, so that it can be passed on. */
+			var rest = location.hash.replace(/[#&]?coro=[\d:]*/, "");
+			history.replaceState(null, "", (rest ? rest + "&" : "#") + "coro=" +
+				coros[i][C_PID] + ":" + coros[i][C_ID]);
+		} catch (e) {
+			/* some browsers refuse it for file: pages; the address is a nicety */
+		}
 		if (rowOf[selected])
 			rowOf[selected].classList.remove("selected");
 		selected = i;
 		if (rowOf[i]) {
 			rowOf[i].classList.add("selected");
-			rowOf[i].scrollIntoView({block: "nearest"});
+			/* Scroll the list only, never the page (scrollIntoView would move both). */
+			var box = rowOf[i].closest(".scroll");
+			var r = rowOf[i].getBoundingClientRect(), b = box.getBoundingClientRect();
+			if (r.top < b.top + 24 || r.bottom > b.bottom)
+				box.scrollTop += r.top - b.top - b.height / 2;
 		}
 		renderDetail(i);
 		draw();
@@ -693,12 +792,31 @@
 		});
 	}
 
+	/* #coro=PID:ID (or #coro=ID) in the address opens that coroutine; t=FROM-TO (ms after
+	 * the start) zooms the timeline there. */
+	function selectFromAddress() {
+		var t = /t=([\d.]+)-([\d.]+)/.exec(location.hash);
+		if (t && Number(t[2]) > Number(t[1])) {
+			view = [Math.max(full[0], Number(t[1]) * 1e6), Math.min(full[1], Number(t[2]) * 1e6)];
+			draw();
+		}
+		var m = /coro=(?:(\d+):)?(\d+)/.exec(location.hash);
+		if (!m)
+			return;
+		for (var i = 0; i < coros.length; i++)
+			if (String(coros[i][C_ID]) === m[2] && (!m[1] || String(coros[i][C_PID]) === m[1])) {
+				select(i, false);
+				return;
+			}
+	}
+
 	renderHeader();
 	renderSummary();
 	renderFindings();
 	renderStuck();
 	setupTimeline();
 	setupCoros();
+	selectFromAddress();
 	document.documentElement.setAttribute("data-ctp-ready", "1");
 	document.documentElement.setAttribute("data-ctp-init-ms",
 		String(Math.round(performance.now() - started)));

@@ -10,7 +10,8 @@ expected one. Prints what it found, and how long the load took (not checked: mac
                 [--text STRING]...
 
 NAME is a summary card (processes, coroutines, threads, switches, lost, findings), `rows` (the
-coroutine table's rows), `stuck` (coroutines in stuck groups) or `groups` (stuck groups).
+coroutine table's rows), `stuck` (coroutines in stuck groups), `groups` (stuck groups), or
+`kind:KIND` (findings of that kind, counted through the cards that group them).
 --absent ID: no element with this id may exist (markup smuggled in through trace data).
 --text STRING: the page's text must contain STRING (HTML-escaped in the dumped DOM).
 """
@@ -98,6 +99,9 @@ def main():
     groups = re.findall(r'<div class="group" data-members="(\d+)"', dom)
     found["groups"] = str(len(groups))
     found["stuck"] = str(sum(int(g) for g in groups))
+    for kind, count in re.findall(r'<div class="finding[^"]*" data-kind="(\w+)" data-count="(\d+)"',
+                                  dom):
+        found["kind:" + kind] = str(int(found.get("kind:" + kind, "0")) + int(count))
     print("found: " + " ".join("%s=%s" % kv for kv in found.items()))
 
     for e in a.expect:
