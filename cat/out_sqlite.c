@@ -1,16 +1,28 @@
 /* Export into SQLite: one prepared INSERT per table, values bound (never quoted into SQL), the
- * whole trace in one transaction. */
+ * whole trace in one transaction. The inserts run on a thread of their own (export_pipe.h)
+ * while the main thread reads and parses the trace. */
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cat/export.h"
 #include "cat/export_batch.h"
+#include "cat/export_pipe.h"
 
 struct out_sqlite {
 	sqlite3 *db;
 	sqlite3_stmt *insert[CTP_EXPORT_NTABLES];
+	struct ctp_export_pipe *pipe; /* from the first row on */
 };
+
+/* The connection is used by one thread at a time: the pipe's while rows flow, the caller's
+ * once they have drained. */
+static int drain(struct ctp_export_db *db)
+{
+	struct out_sqlite *o = db->state;
+	return o->pipe ? ctp_export_pipe_drain(o->pipe) : 0;
+}
 
 static int failed(struct ctp_export_db *db, const char *what)
 {
@@ -22,6 +34,8 @@ static int failed(struct ctp_export_db *db, const char *what)
 static int sqlite_exec(struct ctp_export_db *db, const char *sql)
 {
 	struct out_sqlite *o = db->state;
+	if (drain(db) < 0)
+		return -1;
 	return sqlite3_exec(o->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : failed(db, sql);
 }
 
@@ -29,6 +43,8 @@ static int sqlite_query_int(struct ctp_export_db *db, const char *sql, int64_t *
 {
 	struct out_sqlite *o = db->state;
 	sqlite3_stmt *st;
+	if (drain(db) < 0)
+		return -1;
 	if (sqlite3_prepare_v2(o->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return failed(db, sql);
 	int rc = sqlite3_step(st);
@@ -72,9 +88,10 @@ static int sqlite_prepare(struct ctp_export_db *db)
 	return 0;
 }
 
-static int sqlite_row(struct ctp_export_db *db, enum ctp_export_table table,
-		      const struct ctp_export_value *values)
+/* On the pipe's thread. */
+static int insert_row(void *ctx, enum ctp_export_table table, const struct ctp_export_value *values)
 {
+	struct ctp_export_db *db = ctx;
 	struct out_sqlite *o = db->state;
 	sqlite3_stmt *st = o->insert[table];
 	unsigned n = ctp_export_tables[table].ncols;
@@ -102,10 +119,27 @@ static int sqlite_row(struct ctp_export_db *db, enum ctp_export_table table,
 	return rc == SQLITE_DONE ? 0 : failed(db, ctp_export_tables[table].name);
 }
 
+static int sqlite_row(struct ctp_export_db *db, enum ctp_export_table table,
+		      const struct ctp_export_value *values)
+{
+	struct out_sqlite *o = db->state;
+	if (!o->pipe) {
+		o->pipe = ctp_export_pipe_start(insert_row, db);
+		if (!o->pipe) {
+			snprintf(db->err, sizeof(db->err), "cannot start the insert thread");
+			return -1;
+		}
+	}
+	if (ctp_export_pipe_row(o->pipe, table, values) == 0)
+		return 0;
+	if (errno == ENOMEM)
+		snprintf(db->err, sizeof(db->err), "out of memory");
+	return -1; /* else insert_row said why */
+}
+
 static int sqlite_flush(struct ctp_export_db *db)
 {
-	(void)db; /* every row went in as it came */
-	return 0;
+	return drain(db);
 }
 
 static void sqlite_close(struct ctp_export_db *db)
@@ -113,6 +147,7 @@ static void sqlite_close(struct ctp_export_db *db)
 	struct out_sqlite *o = db->state;
 	if (!o)
 		return;
+	ctp_export_pipe_stop(o->pipe);
 	for (unsigned t = 0; t < CTP_EXPORT_NTABLES; t++)
 		sqlite3_finalize(o->insert[t]);
 	sqlite3_close(o->db); /* an open transaction is rolled back */
