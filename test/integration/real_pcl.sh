@@ -1,0 +1,69 @@
+# libpcl from Debian (Portable Coroutine Library over makecontext/swapcontext): main co_calls
+# four generators until they return; each hands back 250 values with co_resume. A generator's
+# return goes through co_exit_to, which switches to PCL's delete helper, a context PCL keeps on a
+# 4 KiB stack of its own; the helper frees the generator and switches back to main. The program
+# counts its own co_calls: the trace must have exactly that many switches into the generators,
+# the resumes back, the two switches of each end, and nothing else.
+#
+# libpcl is stripped: its makecontext entry (a static runner) has an address but no name; the
+# generator function is the frame right above it. PCL frees an ended coroutine's stack in the
+# helper, which no hook sees: an ended generator stays suspended in co_exit_to.
+source "$(dirname "$0")/lib.sh"
+
+prog=$PROGRAMS/pcl_generators
+"$prog" >"$WORK/plain.out"
+trace pcl -- "$prog"
+expect_eq "ctp-run exits as the program did" 0 "$status"
+expect_eq "the program computes the same traced" "$(cat "$WORK/plain.out")" "$(cat "$WORK/pcl.out")"
+read -r _ calls _ resumes _ sum <"$WORK/plain.out"
+expect_eq "and right: 4 generators, 250 values each" "1004 1000 150124500" "$calls $resumes $sum"
+expect_eq "nothing lost" "0 0" \
+	"$(q pcl '"\([.[] | select(.type == "loss")] | length) \(.[] | select(.type == "end") | .lost)"')"
+
+uc='[.[] | select(.type == "coro" and .kind == "ucontext")]'
+expect_eq "one thread" 1 "$(q pcl '[.[] | select(.type == "coro" and .kind == "thread")] | length')"
+expect_eq "five ucontext coroutines: four generators and PCL's delete helper" 5 "$(q pcl "$uc | length")"
+main=$(q pcl '.[] | select(.type == "coro" and .kind == "thread") | .coro')
+gens=$(q pcl "$uc | map(select(.parent == $main) | .coro) | join(\" \")")
+helper=$(q pcl "$uc | map(select(.parent != $main) | .coro) | join(\" \")")
+expect_eq "main made four, one generator made the helper (in its co_exit_to)" "4 1" \
+	"$(echo "$gens" | wc -w) $(echo "$helper" | wc -w)"
+expect_eq "all enter at one address (PCL's runner)" 1 "$(q pcl "$uc | map(.entry_addr) | unique | length")"
+stacks='(map(select(.type == "stack") | {key: (.id | tostring), value: .frames}) | from_entries)'
+expect_eq "the generators are made by co_create in main" "co_create main" \
+	"$(q pcl "$stacks as \$s | $uc | map(select(.parent == $main) | \$s[.stack | tostring]
+		| map(.sym) | .[index(\"co_create\"):index(\"co_create\") + 2] | join(\" \")) | unique | .[]")"
+expect_eq "the helper by co_create in co_exit_to" "co_create co_exit_to" \
+	"$(q pcl "$stacks as \$s | $uc | map(select(.parent != $main) | \$s[.stack | tostring]
+		| map(.sym) | .[index(\"co_create\"):index(\"co_create\") + 2] | join(\" \")) | unique | .[]")"
+
+# Every switch, counted against the program's own count.
+sw() { q pcl "[.[] | select(.type == \"switch\" and $1)] | length"; }
+gsel="(.to as \$t | [$(echo "$gens" | tr ' ' ',')] | index(\$t))"
+gfrom="(.from as \$f | [$(echo "$gens" | tr ' ' ',')] | index(\$f))"
+expect_eq "switches from main into the generators == the program's co_calls" "$calls" \
+	"$(sw ".from == $main and $gsel")"
+expect_eq "switches back to main == the program's resumes" "$resumes" "$(sw "$gfrom and .to == $main")"
+expect_eq "each generator ends once into the helper" 4 "$(sw "$gfrom and .to == $helper")"
+expect_eq "the helper goes back to main after each" 4 "$(sw ".from == $helper and .to == $main")"
+expect_eq "nothing else" "$((calls + resumes + 8))" "$(sw "true")"
+expect_eq "all of them swapcontext" 0 "$(sw ".how != \"swapcontext\"")"
+
+# Where they suspend: a resume inside generate(), an end inside co_exit_to.
+expect_eq "every resume suspends in co_resume inside generate(), above PCL's runner" \
+	"co_call co_resume generate" \
+	"$(q pcl "$stacks as \$s | [.[] | select(.type == \"switch\" and $gfrom and .to == $main)
+		| \$s[.stack | tostring][0:3] | map(.sym) | join(\" \")] | unique | .[]")"
+expect_eq "every end suspends in co_exit_to" "co_call co_exit_to" \
+	"$(q pcl "$stacks as \$s | [.[] | select(.type == \"switch\" and $gfrom and .to == $helper)
+		| \$s[.stack | tostring][0:2] | map(.sym) | join(\" \")] | unique | .[]")"
+expect_eq "every generator ended: exited, or suspended in co_exit_to" 0 \
+	"$(q pcl "$stacks as \$s | [.[] | select(.type == \"state\" and $(echo "$gfrom" |
+		sed 's/\.from/.coro/'))
+		| select(.state != \"exited\" and (\$s[.stack | tostring] | map(.sym) | index(\"co_exit_to\"))
+			== null)] | length")"
+expect_eq "each generator was resumed 251 times" "251" \
+	"$(q pcl "[.[] | select(.type == \"state\" and $(echo "$gfrom" | sed 's/\.from/.coro/'))
+		| .switches] | unique | join(\",\")")"
+
+finish
