@@ -737,9 +737,10 @@
 			var ev = hist[5 * k + 1];
 			var tr = el("tr", "ev-" + EV_NAMES[ev]);
 			var peer = hist[5 * k + 4];
-			/* A resume names who switched to it; a suspend or end, whom it switched to. */
-			var with_ = peer >= 0 ? add(el("span"), ev === 1 ? "from " : "to ", coroLink(peer)) :
-				"";
+			/* Creation names its creator; a resume, who switched to it; a suspend or an end,
+			 * whom it switched to. */
+			var with_ = peer >= 0 ? add(el("span"), ev === 0 ? "by " : ev === 1 ? "from " : "to ",
+				coroLink(peer)) : "";
 			add(tr, el("td", "", fmtTime(hist[5 * k])), el("td", "", EV_NAMES[ev] || "?"),
 				el("td", "mono", hist[5 * k + 2] || ""), add(el("td"), with_),
 				add(el("td"), hist[5 * k + 3] >= 0 ? stackDetails(hist[5 * k + 3]) : ""));
