@@ -54,12 +54,34 @@ static inline __attribute__((always_inline)) void switch_to(struct ctp_thread *t
 	ctp_coro_switch(t, idx, how, 1);
 }
 
+/* Whether a jump comes from a context function's very last frame: one that jumped away for
+ * good with a tail call (pdns-recursor's MTasker ends its coroutines so). Such a frame returns
+ * into make_fcontext's own exit path, which calls _exit; the context can never run again. */
+static bool leaves_for_good(void *return_address)
+{
+	static uintptr_t make_fcontext_addr;
+	uintptr_t make = __atomic_load_n(&make_fcontext_addr, __ATOMIC_RELAXED);
+	if (CTP_UNLIKELY(make == 0)) {
+		make = (uintptr_t)dlsym(RTLD_NEXT, "make_fcontext");
+		__atomic_store_n(&make_fcontext_addr, make, __ATOMIC_RELAXED);
+	}
+	uintptr_t r = (uintptr_t)return_address;
+	return make && r > make && r < make + 0x80; /* Boost 1.74: make_fcontext+0x2f */
+}
+
 CTP_EXPORT struct fcontext_transfer jump_fcontext(void *to, void *vp)
 {
 	CTP_REAL(jump_fcontext);
 	struct ctp_thread *t = ctp_thread_get();
-	if (t && to)
-		switch_to(t, to, vp, CTP_HOW_JUMP_FCONTEXT);
+	if (t && to) {
+		if (CTP_UNLIKELY(leaves_for_good(__builtin_return_address(0)))) {
+			uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
+			if (idx != t->current)
+				ctp_coro_end_and_switch(t, idx, CTP_HOW_JUMP_FCONTEXT);
+		} else {
+			switch_to(t, to, vp, CTP_HOW_JUMP_FCONTEXT);
+		}
+	}
 	/* Returns when someone switches back to us, maybe on another thread: nothing below may
 	 * use `t`. The resumer has already updated our station. */
 	return real_jump_fcontext(to, vp);
@@ -120,10 +142,7 @@ CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext
 	if (!t || !ctx || size == 0)
 		return ctx;
 	uint64_t hi = (uint64_t)sp, lo = hi - size;
-	/* A stack made anew: whatever suspended coroutine lived on it is gone for good. */
-	uint32_t previous = ctp_stackmap_find(hi - 1);
-	if (previous != CTP_NO_STATION && previous != t->current)
-		ctp_coro_abandon(t, previous);
+	ctp_stackmap_retire_overlapping(t, lo, hi);
 	uint32_t idx = ctp_station_alloc();
 	if (idx == CTP_NO_STATION)
 		return ctx;

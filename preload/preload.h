@@ -216,6 +216,9 @@ CTP_HIDDEN void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx);
 
 CTP_HIDDEN void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi);
 CTP_HIDDEN void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi);
+/* A stack is made anew over [lo, hi): every coroutine whose stack overlaps it is gone for good
+ * (programs reuse stacks, and allocators hand out ranges that overlap old ones partly). */
+CTP_HIDDEN void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t hi);
 /* The coroutine station whose stack holds `sp`, or CTP_NO_STATION. */
 CTP_HIDDEN uint32_t ctp_stackmap_find(uint64_t sp);
 /* The station a switch to a context whose stack pointer is `sp` resumes: a coroutine's, else

@@ -110,6 +110,31 @@ void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi)
 	}
 }
 
+void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t hi)
+{
+	if (hi <= lo)
+		return;
+	for (uint64_t page = lo >> PAGE_SHIFT; page <= (hi - 1) >> PAGE_SHIFT; page++) {
+		struct leaf *l = leaf_for(page, false);
+		if (!l)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			uint32_t v = CTP_LOAD_ACQUIRE(&l->slot[page & (LEVEL_SIZE - 1)][k]);
+			if (v == 0 || v - 1 == t->current)
+				continue;
+			struct ctp_station *s = ctp_station_at(v - 1);
+			uint32_t state = CTP_LOAD_RELAXED(&s->state);
+			/* Ended already (found on an earlier page), or its stack does not reach
+			 * into the new one: only overlaps are retired. */
+			if (state == CTP_STATE_FREE || state == CTP_STATE_EXITED ||
+			    CTP_LOAD_RELAXED(&s->stack_hi) <= lo ||
+			    CTP_LOAD_RELAXED(&s->stack_lo) >= hi)
+				continue;
+			ctp_coro_abandon(t, v - 1);
+		}
+	}
+}
+
 uint32_t ctp_stackmap_find(uint64_t sp)
 {
 	struct leaf *l = leaf_for(sp >> PAGE_SHIFT, false);

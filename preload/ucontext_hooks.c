@@ -89,10 +89,7 @@ CTP_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...)
 	}
 	uint64_t lo = (uint64_t)ucp->uc_stack.ss_sp;
 	uint64_t hi = lo + ucp->uc_stack.ss_size;
-	/* A stack made anew: whatever suspended coroutine lived on it is gone for good. */
-	uint32_t previous = ctp_stackmap_find(hi - 1);
-	if (previous != CTP_NO_STATION && previous != t->current)
-		ctp_coro_abandon(t, previous);
+	ctp_stackmap_retire_overlapping(t, lo, hi);
 
 	struct ctp_coro_private *p = ctp_station_private(idx);
 	p->fn = fn;
