@@ -28,9 +28,9 @@ export_make_traces() {
 	# Findings: the lost-wakeup example (report_lib.sh), which strands coroutines.
 	example lw
 	"$CTP_CAT" --report --json "$WORK/lw.jsonl.zst" >"$WORK/lw.json" || true
-	# About a million switches (some may be counted as lost: the checks use what the trace
+	# About a million and a half switches (some may be counted as lost: the checks use what the trace
 	# holds).
-	"$CTP_RUN" -o "$WORK/big.jsonl.zst" -- "$PROGRAMS/ucontext_pingpong" "${BIG_ROUNDS:-500000}" \
+	"$CTP_RUN" -o "$WORK/big.jsonl.zst" -- "$PROGRAMS/ucontext_pingpong" "${BIG_ROUNDS:-750000}" \
 		>/dev/null 2>&1
 }
 
