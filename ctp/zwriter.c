@@ -137,6 +137,7 @@ void ctp_zwriter_flush(struct ctp_zwriter *z)
 void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n)
 {
 	z->st.raw_bytes += n;
+	z->st.lines += count_lines(data, n);
 	if (n > CTP_ZWRITER_FRAME_BYTES - z->raw_len)
 		ctp_zwriter_flush(z);
 	if (n > CTP_ZWRITER_FRAME_BYTES) {

@@ -20,6 +20,7 @@ struct ctp_zwriter;
 
 struct ctp_zwriter_stats {
 	uint64_t raw_bytes;  /* text bytes handed to the writer */
+	uint64_t lines;	     /* lines handed to the writer */
 	uint64_t file_bytes; /* compressed bytes on disk */
 	uint64_t frames;
 	uint64_t lost_lines; /* lines in frames that could not be written (counted then) */

@@ -1,0 +1,150 @@
+/* The JSON line writer: every string a traced process hands us (paths, argv, symbols) must come
+ * out as valid JSON, and integers must be exact at their extremes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctp/jsonw.h"
+
+/* What the writer produced, as a NUL-terminated string (valid until the next call). */
+static const char *text(struct ctp_jsonw *w)
+{
+	ctp_jsonw_reserve(w, 1);
+	w->buf[w->len] = '\0';
+	return w->buf;
+}
+
+static void expect_strn(const char *in, size_t n, const char *want)
+{
+	struct ctp_jsonw w;
+	ctp_jsonw_init(&w);
+	ctp_jsonw_strn(&w, in, n);
+	assert_string_equal(text(&w), want);
+	ctp_jsonw_free(&w);
+}
+
+#define EXPECT_STR(lit, want) expect_strn((lit), sizeof(lit) - 1, (want))
+
+static void test_quotes_and_backslash(void **state)
+{
+	(void)state;
+	EXPECT_STR("plain", "\"plain\"");
+	EXPECT_STR("a\"b", "\"a\\\"b\"");
+	EXPECT_STR("a\\b", "\"a\\\\b\"");
+	EXPECT_STR("\\\"", "\"\\\\\\\"\"");
+	EXPECT_STR("operator\"\"_x", "\"operator\\\"\\\"_x\"");
+	EXPECT_STR("", "\"\"");
+}
+
+static void test_control_chars(void **state)
+{
+	(void)state;
+	EXPECT_STR("\n\t\r", "\"\\n\\t\\r\"");
+	EXPECT_STR("\x01\x1f\b\f", "\"\\u0001\\u001f\\u0008\\u000c\"");
+	/* A NUL inside a counted string is data, not the end. */
+	EXPECT_STR("a\0b", "\"a\\u0000b\"");
+	/* DEL needs no escape in JSON. */
+	EXPECT_STR("\x7f", "\"\x7f\"");
+}
+
+static void test_valid_utf8_passes(void **state)
+{
+	(void)state;
+	EXPECT_STR("\xc3\xa9", "\"\xc3\xa9\"");			/* U+00E9 */
+	EXPECT_STR("\xe2\x82\xac", "\"\xe2\x82\xac\"");		/* U+20AC */
+	EXPECT_STR("\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""); /* U+1F600 */
+	EXPECT_STR("\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\""); /* U+10FFFF, the last */
+}
+
+static void test_invalid_utf8_replaced(void **state)
+{
+	(void)state;
+	/* Each byte that starts no valid sequence becomes U+FFFD; the rest go on. */
+	EXPECT_STR("\x80", "\"\\ufffd\"");				    /* lone continuation */
+	EXPECT_STR("a\xffz", "\"a\\ufffdz\"");				    /* never valid */
+	EXPECT_STR("\xc0\xaf", "\"\\ufffd\\ufffd\"");			    /* overlong '/' */
+	EXPECT_STR("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");	    /* overlong, 3 bytes */
+	EXPECT_STR("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");	    /* surrogate U+D800 */
+	EXPECT_STR("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* above U+10FFFF */
+	EXPECT_STR("\xe2\x82", "\"\\ufffd\\ufffd\"");			    /* cut at the end */
+	EXPECT_STR("\xe2\x82z", "\"\\ufffd\\ufffdz\""); /* cut by an ASCII byte */
+	EXPECT_STR("\xc3\"", "\"\\ufffd\\\"\"");	/* cut by a quote, still escaped */
+}
+
+static void test_null_string(void **state)
+{
+	(void)state;
+	struct ctp_jsonw w;
+	ctp_jsonw_init(&w);
+	ctp_jsonw_str(&w, NULL);
+	CTP_JSONW_LIT(&w, ",");
+	ctp_jsonw_str(&w, "x");
+	assert_string_equal(text(&w), "null,\"x\"");
+	ctp_jsonw_free(&w);
+}
+
+static void test_integers_at_extremes(void **state)
+{
+	(void)state;
+	struct ctp_jsonw w;
+	ctp_jsonw_init(&w);
+	ctp_jsonw_u64(&w, 0);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_u64(&w, 9);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_u64(&w, 10);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_u64(&w, UINT64_MAX);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_i64(&w, 0);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_i64(&w, -1);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_i64(&w, INT64_MAX);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_i64(&w, INT64_MIN);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_hex(&w, 0);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_hex(&w, 0xabcdef);
+	CTP_JSONW_LIT(&w, " ");
+	ctp_jsonw_hex(&w, UINT64_MAX);
+	assert_string_equal(text(&w), "0 9 10 18446744073709551615 0 -1 9223372036854775807 "
+				      "-9223372036854775808 \"0x0\" \"0xabcdef\" "
+				      "\"0xffffffffffffffff\"");
+	ctp_jsonw_free(&w);
+}
+
+static void test_long_string_grows(void **state)
+{
+	(void)state;
+	/* Worst case: every byte escaped to six. */
+	enum { N = 10000 };
+	static char in[N];
+	memset(in, 0x01, N);
+	struct ctp_jsonw w;
+	ctp_jsonw_init(&w);
+	ctp_jsonw_strn(&w, in, N);
+	assert_int_equal(w.len, 6 * N + 2);
+	assert_memory_equal(w.buf + 1, "\\u0001", 6);
+	assert_memory_equal(w.buf + w.len - 7, "\\u0001\"", 7);
+	ctp_jsonw_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quotes_and_backslash),
+		cmocka_unit_test(test_control_chars),
+		cmocka_unit_test(test_valid_utf8_passes),
+		cmocka_unit_test(test_invalid_utf8_replaced),
+		cmocka_unit_test(test_null_string),
+		cmocka_unit_test(test_integers_at_extremes),
+		cmocka_unit_test(test_long_string_grows),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
