@@ -92,7 +92,8 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 {
 	const char *name = display_name(opt->input);
 	struct ctp_cat_follow *follow = NULL;
-	bool saw_end = false; /* following stopped at the trace's `end` line */
+	bool saw_end = false;	  /* following stopped at the trace's `end` line */
+	bool last_is_end = false; /* the last line read is an `end` line: the collector finished */
 	struct ctp_trace_reader *r = opt->follow ? ctp_cat_follow_open(opt->input, &follow)
 						 : ctp_trace_reader_open(opt->input);
 	if (!r) {
@@ -127,6 +128,7 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			output_failed = true;
 			break;
 		}
+		last_is_end = ctp_cat_follow_is_end_line(&line);
 		if (follow) {
 			ctp_cat_follow_flush_if_idle(follow, stdout);
 			if (ctp_cat_follow_is_end_line(&line)) {
@@ -153,6 +155,14 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 				 ctp_trace_reader_end(r)->kind == CTP_TRACE_TRUNCATED)) {
 		/* (Ctrl-C while following cuts the input mid-frame: that is no damage.) */
 		int end_status = report_end(name, ctp_trace_reader_end(r));
+		if (end_status == CTP_CAT_EXIT_OK && !last_is_end) {
+			/* Whole frames, but the collector never wrote its last line. */
+			fprintf(stderr,
+				"ctp-cat: %s: trace has no end line: the collector did not "
+				"finish\n",
+				name);
+			end_status = CTP_CAT_EXIT_INCOMPLETE;
+		}
 		if (end_status > status)
 			status = end_status;
 		/* The output's own verdict (--report: findings that fail, 3), unless the trace

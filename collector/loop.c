@@ -18,12 +18,18 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "collector/harvester.h"
 #include "collector/proc.h"
+#include "ctp/jsonw.h"
 #include "ctp/wire.h"
 
-#define RING_BUDGET (256u << 10) /* bytes per ring per pass, so that no ring starves others */
-#define SLEEP_MS 100		 /* CTP.md: at most 100 ms, so stations and frames stay fresh */
-#define TICK_NS 100000000ull	 /* clock model and frame age checks */
+/* Two threads: the harvester (collector/harvester.h says why) moves ring records into spools;
+ * this thread runs the loop below: connections, converting spooled records into lines,
+ * symbolizing, compressing and writing. */
+
+#define CONVERT_TURN (256u << 10) /* spooled bytes per process per turn, so none starves */
+#define SLEEP_MS 100		  /* at most 100 ms, so that frames are flushed on time */
+#define TICK_NS 100000000ull	  /* clock model and frame age checks */
 
 enum conn_kind { CONN_NEW, CONN_PROC, CONN_LAUNCHER };
 
@@ -51,6 +57,7 @@ struct loop {
 	const struct ctp_collector_options *o;
 	struct ctp_collector c;
 	struct ctp_zwriter *z;
+	struct ctp_harvester H;
 	int ep, lfd, sfd;
 	bool listening; /* lfd is armed in epoll (disarmed for a while when out of fds) */
 	struct conn *conns;
@@ -66,7 +73,7 @@ struct loop {
 };
 
 /* Markers for epoll data that are not connections. */
-static char listen_tag, signal_tag;
+static char listen_tag, signal_tag, spool_tag;
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -197,15 +204,20 @@ static void drop_conn(struct loop *L, struct conn *cn)
 }
 
 /* A process's connection closed: it is gone (or exec'd). Its mapping still holds everything
- * it wrote. */
+ * it wrote: take the rings back from the harvester and drain them here, after whatever the
+ * spool still holds. */
 static void end_process(struct loop *L, struct conn *cn, bool write_exit)
 {
 	struct ctp_proc *p = cn->proc;
+	ctp_harvester_remove(&L->H, &p->hv, cn->fd);
+	if (__atomic_load_n(&p->hv.exec_seen, __ATOMIC_RELAXED))
+		p->exec_sent = true;
 	ctp_proc_drain(p);
 	ctp_proc_write_states(p);
 	if (write_exit)
 		decide_exit(L, p);
 	ctp_proc_free(p);
+	ctp_harvester_room_freed(&L->H);
 	cn->proc = NULL;
 	if (--L->nprocs == 0)
 		L->all_gone_at = ctp_monotonic_ns();
@@ -238,7 +250,8 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 		return false;
 	}
 	char why[200];
-	struct ctp_proc *p = ctp_proc_open(&L->c, memfd, m->pid, m->ppid, why, sizeof(why));
+	struct ctp_proc *p =
+		ctp_proc_open(&L->c, memfd, m->pid, m->ppid, &L->H.budget, why, sizeof(why));
 	if (!p) {
 		fprintf(stderr, "ctp-collector: pid %u: segment refused: %s; not traced\n", m->pid,
 			why);
@@ -258,6 +271,13 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 	ctp_emit_process(&L->c.em, m->pid, m->ppid, m->strings, len, m->argc);
 	cn->kind = CONN_PROC;
 	cn->proc = p;
+	/* After the process line: its records are converted after it. */
+	ctp_harvester_add(&L->H, &p->hv, cn->fd);
+	/* From now on the harvester reads this connection (wakeup bytes, EXEC): were this thread
+	 * woken too by every wakeup byte, it would compete for a CPU with the harvester just when
+	 * a ring is filling. It watches for the end of the connection only. */
+	struct epoll_event ev = {.events = EPOLLRDHUP, .data.ptr = cn};
+	epoll_ctl(L->ep, EPOLL_CTL_MOD, cn->fd, &ev);
 	L->nprocs++;
 	L->procs_seen = true;
 	return true;
@@ -378,22 +398,18 @@ static void on_accept(struct loop *L)
 	}
 }
 
-/* ---- harvesting and the loop ---------------------------------------------------------- */
+/* ---- converting and the loop ---------------------------------------------------------- */
 
-static uint64_t harvest_all(struct loop *L)
+/* One turn over every process's spool. True when spooled records still wait. */
+static bool convert_turn(struct loop *L)
 {
-	uint64_t got = 0;
+	if (ctp_harvester_pending(&L->H) == 0)
+		return false;
 	for (struct conn *cn = L->conns; cn; cn = cn->next)
 		if (cn->kind == CONN_PROC)
-			got += ctp_proc_harvest(cn->proc, RING_BUDGET);
-	return got;
-}
-
-static void set_sleep_all(struct loop *L, uint32_t v)
-{
-	for (struct conn *cn = L->conns; cn; cn = cn->next)
-		if (cn->kind == CONN_PROC)
-			ctp_proc_set_sleep(cn->proc, v);
+			ctp_proc_convert(cn->proc, CONVERT_TURN);
+	ctp_harvester_room_freed(&L->H);
+	return ctp_harvester_pending(&L->H) > 0;
 }
 
 static void tick(struct loop *L, uint64_t now)
@@ -447,37 +463,28 @@ static void run_loop(struct loop *L)
 {
 	struct epoll_event evs[64];
 	for (;;) {
-		uint64_t got = harvest_all(L);
+		bool more = convert_turn(L);
 		uint64_t now = ctp_monotonic_ns();
 		tick(L, now);
 		int64_t left = ms_to_finish(L, now);
 		if (left == 0)
 			return;
 		int timeout = 0;
-		bool slept = false;
-		if (got == 0) {
-			/* CTP.md "Wakeup": raise the flag, then look once more so that a record
-			 * published just before the flag was seen is not left waiting. */
-			set_sleep_all(L, 1);
-			if (harvest_all(L) == 0) {
-				timeout = SLEEP_MS;
-				if (left > 0 && left < timeout)
-					timeout = (int)left;
-				slept = true;
-			} else {
-				set_sleep_all(L, 0);
-			}
+		/* Sleep only with nothing spooled; the harvester wakes us when it spools. */
+		if (!more && ctp_harvester_main_may_sleep(&L->H)) {
+			timeout = SLEEP_MS;
+			if (left > 0 && left < timeout)
+				timeout = (int)left;
 		}
 		int n = epoll_wait(L->ep, evs, 64, timeout);
-		if (slept)
-			set_sleep_all(L, 0);
+		ctp_harvester_main_woke(&L->H);
 		for (int i = 0; i < n; i++) {
 			void *tag = evs[i].data.ptr;
 			if (tag == &listen_tag)
 				on_accept(L);
 			else if (tag == &signal_tag)
 				on_signal(L);
-			else
+			else if (tag != &spool_tag)
 				on_readable(L, tag);
 		}
 	}
@@ -494,6 +501,23 @@ static void finish(struct loop *L)
 	}
 	while (L->nheld)
 		write_held(L, L->nheld - 1, false, 0);
+}
+
+/* The last line of a trace whose collector finished: a reader that does not find it knows the
+ * trace is incomplete (docs/trace-format.md). */
+static void write_end_line(struct loop *L)
+{
+	struct ctp_zwriter_stats st;
+	ctp_zwriter_stats(L->z, &st);
+	struct ctp_jsonw w;
+	ctp_jsonw_init(&w);
+	CTP_JSONW_LIT(&w, "{\"type\":\"end\",\"lines\":");
+	ctp_jsonw_u64(&w, st.lines);
+	CTP_JSONW_LIT(&w, ",\"lost\":");
+	ctp_jsonw_u64(&w, L->c.em.lost);
+	CTP_JSONW_LIT(&w, "}\n");
+	ctp_zwriter_write(L->z, w.buf, w.len);
+	ctp_jsonw_free(&w);
 }
 
 /* ---- setup ---------------------------------------------------------------------------- */
@@ -548,8 +572,10 @@ static bool setup(struct loop *L)
 		return false;
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &listen_tag};
 	struct epoll_event sev = {.events = EPOLLIN, .data.ptr = &signal_tag};
+	struct epoll_event dev = {.events = EPOLLIN, .data.ptr = &spool_tag};
 	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, L->lfd, &ev) != 0 ||
-	    epoll_ctl(L->ep, EPOLL_CTL_ADD, L->sfd, &sev) != 0) {
+	    epoll_ctl(L->ep, EPOLL_CTL_ADD, L->sfd, &sev) != 0 ||
+	    epoll_ctl(L->ep, EPOLL_CTL_ADD, L->H.data_fd, &dev) != 0) {
 		fprintf(stderr, "ctp-collector: epoll: %s\n", strerror(errno));
 		return false;
 	}
@@ -572,7 +598,7 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	struct loop L = {.o = o, .ep = -1, .lfd = -1, .sfd = -1};
 	uint64_t start = ctp_monotonic_ns();
 	L.msg = malloc(CTP_WIRE_MAX);
-	if (!L.msg || !setup(&L))
+	if (!L.msg || !ctp_harvester_start(&L.H, o->spool_bytes) || !setup(&L))
 		return 1;
 #if defined(__x86_64__) || defined(__i386__)
 	/* Segments that record raw TSC readings are converted with our own measure of its
@@ -585,6 +611,7 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		fprintf(stderr, "ctp-collector: cannot create %s: %s\n", o->output,
 			strerror(errno));
 		unlink(o->socket_path);
+		ctp_harvester_stop(&L.H);
 		return 1;
 	}
 	L.c.sym = ctp_symbolizer_new();
@@ -599,6 +626,8 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 
 	run_loop(&L);
 	finish(&L);
+	ctp_harvester_stop(&L.H);
+	write_end_line(&L);
 
 	struct ctp_zwriter_stats st;
 	bool ok = ctp_zwriter_close(L.z, &st);
@@ -615,6 +644,11 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 			(unsigned long long)L.c.em.coros, (unsigned long long)L.c.em.switches,
 			(unsigned long long)L.c.em.lost, o->output, size);
 	}
+	if (L.H.full_waits)
+		fprintf(stderr,
+			"ctp-collector: the spool reached its limit of %llu MiB; traced threads "
+			"dropped records meanwhile (counted as lost)\n",
+			(unsigned long long)(o->spool_bytes >> 20));
 	if (L.c.corrupt_rings)
 		fprintf(stderr, "ctp-collector: %llu corrupt rings were skipped\n",
 			(unsigned long long)L.c.corrupt_rings);

@@ -4,6 +4,7 @@
 #define CTP_COLLECTOR_LOOP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct ctp_collector_options {
 	const char *socket_path;
@@ -12,6 +13,7 @@ struct ctp_collector_options {
 	bool summary;
 	int level;
 	int grace_ms;
+	uint64_t spool_bytes; /* bound of the memory holding harvested, unconverted records */
 };
 
 /* Runs the collector to its end. Returns the process exit status (0, or 1 on a fatal error

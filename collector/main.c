@@ -14,11 +14,15 @@
  * switches a second on one core. */
 #define DEFAULT_LEVEL 1
 #define DEFAULT_GRACE_MS 2000
+/* Records harvested and not yet written are held in memory up to this bound; beyond it the
+ * traced threads' rings fill and drop records (counted). 256 MiB is minutes of a slow disk or
+ * a few seconds of the busiest programs. */
+#define DEFAULT_SPOOL_MB 256
 
 static void usage(FILE *f)
 {
 	fputs("usage: ctp-collector --socket PATH --output FILE [--ready-fd N] [--summary]\n"
-	      "                     [--level N] [--grace-ms N]\n"
+	      "                     [--level N] [--grace-ms N] [--spool-mb N]\n"
 	      "Listens on the Unix socket PATH for traced processes and writes their trace to "
 	      "FILE\n"
 	      "(zstd-compressed JSON Lines).\n"
@@ -29,6 +33,8 @@ static void usage(FILE *f)
 	      "  --level N       zstd level (default 1)\n"
 	      "  --grace-ms N    how long to wait for processes after the launcher has gone\n"
 	      "                  (default 2000)\n"
+	      "  --spool-mb N    memory for records harvested but not yet written, in MiB\n"
+	      "                  (default 256; when it is full, records are dropped and counted)\n"
 	      "  --help, --version\n",
 	      f);
 }
@@ -53,6 +59,7 @@ int main(int argc, char **argv)
 		OPT_SUMMARY,
 		OPT_LEVEL,
 		OPT_GRACE,
+		OPT_SPOOL,
 		OPT_HELP,
 		OPT_VERSION
 	};
@@ -63,6 +70,7 @@ int main(int argc, char **argv)
 		{"summary", no_argument, NULL, OPT_SUMMARY},
 		{"level", required_argument, NULL, OPT_LEVEL},
 		{"grace-ms", required_argument, NULL, OPT_GRACE},
+		{"spool-mb", required_argument, NULL, OPT_SPOOL},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0},
@@ -71,7 +79,9 @@ int main(int argc, char **argv)
 		.ready_fd = -1,
 		.level = DEFAULT_LEVEL,
 		.grace_ms = DEFAULT_GRACE_MS,
+		.spool_bytes = (uint64_t)DEFAULT_SPOOL_MB << 20,
 	};
+	int spool_mb;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -101,6 +111,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "ctp-collector: bad --grace-ms: %s\n", optarg);
 				return 1;
 			}
+			break;
+		case OPT_SPOOL:
+			/* At least the two chunks one ring's turn may need. */
+			if (!parse_int(optarg, 1, 1 << 20, &spool_mb)) {
+				fprintf(stderr, "ctp-collector: bad --spool-mb: %s\n", optarg);
+				return 1;
+			}
+			o.spool_bytes = (uint64_t)spool_mb << 20;
 			break;
 		case OPT_HELP:
 			usage(stdout);

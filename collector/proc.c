@@ -1,4 +1,4 @@
-/* accept4, F_GET_SEALS, MSG_CMSG_CLOEXEC */
+/* F_GET_SEALS */
 #define _GNU_SOURCE
 
 #include "collector/proc.h"
@@ -8,13 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collector/records.h"
+#include "collector/segmap.h"
 #include "ctp/atomics.h"
-#include "ctp/ring.h"
+
+/* The final drain takes this much per ring and pass, converting in between, so that the spool
+ * stays small however full the process's rings are. */
+#define DRAIN_TURN (256u << 10)
+/* Passes of the final drain: a dead process's rings empty within capacity / DRAIN_TURN of
+ * them; a live one (still writing after the grace period) is cut off after this many. */
+#define DRAIN_PASSES 256
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -31,38 +36,18 @@ static const struct ctp_header *header(const struct ctp_proc *p)
 	return (const struct ctp_header *)p->view.base;
 }
 
-/* Maps the whole file as it is now. The file cannot shrink (F_SEAL_SHRINK), so every byte of
- * the mapping stays readable for as long as we hold it. */
 static bool map_segment(struct ctp_proc *p, char *why, size_t why_len)
 {
-	struct stat st;
-	if (fstat(p->memfd, &st) != 0) {
-		snprintf(why, why_len, "fstat: %s", strerror(errno));
+	bool changed;
+	if (!ctp_segmap_map(p->memfd, &p->view, &changed, why, why_len))
 		return false;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct ctp_header)) {
-		snprintf(why, why_len, "segment file of %lld bytes", (long long)st.st_size);
-		return false;
-	}
-	if ((uint64_t)st.st_size == p->view.size)
-		return true;
-	void *base =
-		mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, p->memfd, 0);
-	if (base == MAP_FAILED) {
-		snprintf(why, why_len, "mmap of %lld bytes: %s", (long long)st.st_size,
-			 strerror(errno));
-		return false;
-	}
-	if (p->view.base)
-		munmap(p->view.base, p->view.size);
-	p->view.base = base;
-	p->view.size = (uint64_t)st.st_size;
-	p->need_walk = true;
+	if (changed)
+		p->need_walk = true;
 	return true;
 }
 
 struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid, uint32_t ppid,
-			       char *why, size_t why_len)
+			       struct ctp_spool_budget *budget, char *why, size_t why_len)
 {
 	int seals = fcntl(memfd, F_GET_SEALS);
 	if (seals < 0) {
@@ -86,22 +71,22 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 		free(p);
 		return NULL;
 	}
-	if (!ctp_view_check_header(&p->view, why, why_len)) {
-		munmap(p->view.base, p->view.size);
+	if (!ctp_view_check_header(&p->view, why, why_len) ||
+	    !ctp_harvest_init(&p->hv, memfd, pid, budget, why, why_len)) {
+		ctp_segmap_unmap(&p->view);
 		free(p);
 		return NULL;
 	}
 	p->clock_kind = header(p)->clock_kind;
 	p->seen_segment_size = p->view.size;
 	ctp_symcache_read_modules(&p->syms, &p->view);
-	ctp_symcache_warm(&p->syms, c->sym);
 	return p;
 }
 
 void ctp_proc_free(struct ctp_proc *p)
 {
-	if (p->view.base)
-		munmap(p->view.base, p->view.size);
+	ctp_harvest_fini(&p->hv);
+	ctp_segmap_unmap(&p->view);
 	if (p->memfd >= 0)
 		close(p->memfd);
 	free(p->rings);
@@ -112,61 +97,36 @@ void ctp_proc_free(struct ctp_proc *p)
 	free(p);
 }
 
-static struct ctp_ring_state *ring_at(struct ctp_proc *p, uint64_t off)
-{
-	for (size_t i = 0; i < p->nrings; i++)
-		if (p->rings[i].off == off)
-			return &p->rings[i];
-	return NULL;
-}
-
+/* The converter walks the blocks for the station chunks; the rings are the harvester's. */
 static void walk_visit(void *ctx, struct ctp_block *b, uint64_t off)
 {
 	struct ctp_proc *p = ctx;
-	uint32_t kind = CTP_LOAD_RELAXED(&b->kind);
-	if (kind == CTP_BLOCK_RING) {
-		struct ctp_ring_ref ref;
-		if (!ctp_view_ring(&p->view, b, off, &ref))
-			return;
-		struct ctp_ring_state *rs = ring_at(p, off);
-		if (!rs) {
-			if (p->nrings == p->rings_cap) {
-				p->rings_cap = p->rings_cap ? p->rings_cap * 2 : 8;
-				p->rings = xrealloc(p->rings, p->rings_cap * sizeof(*p->rings));
-			}
-			rs = &p->rings[p->nrings++];
-			memset(rs, 0, sizeof(*rs));
-			rs->off = off;
-			rs->tid = CTP_LOAD_RELAXED(&ref.ring->owner);
-		}
-		rs->ref = ref;
-		rs->live = true;
-	} else if (kind == CTP_BLOCK_STATIONS) {
-		struct ctp_chunk_ref ref;
-		if (!ctp_view_station_chunk(&p->view, b, off, &ref))
-			return;
-		if (p->nchunks == p->chunks_cap) {
-			p->chunks_cap = p->chunks_cap ? p->chunks_cap * 2 : 8;
-			p->chunk_offs = xrealloc(p->chunk_offs, p->chunks_cap * sizeof(uint64_t));
-		}
-		p->chunk_offs[p->nchunks++] = off;
+	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS)
+		return;
+	struct ctp_chunk_ref ref;
+	if (!ctp_view_station_chunk(&p->view, b, off, &ref))
+		return;
+	if (p->nchunks == p->chunks_cap) {
+		p->chunks_cap = p->chunks_cap ? p->chunks_cap * 2 : 8;
+		p->chunk_offs = xrealloc(p->chunk_offs, p->chunks_cap * sizeof(uint64_t));
 	}
+	p->chunk_offs[p->nchunks++] = off;
 }
 
 void ctp_proc_walk_blocks(struct ctp_proc *p)
 {
-	for (size_t i = 0; i < p->nrings; i++)
-		p->rings[i].live = false;
 	p->nchunks = 0;
 	p->walked_head = CTP_LOAD_ACQUIRE(&header(p)->blocks_head);
 	ctp_view_blocks(&p->view, walk_visit, p);
 	p->need_walk = false;
 }
 
-/* Follows the segment's growth: a bigger committed size means new blocks may lie beyond our
- * mapping. */
+/* Follows the segment's growth in the converter's own mapping: records converted now may name
+ * coroutines whose stations lie in blocks added since the last look. */
 static void follow_growth(struct ctp_proc *p)
 {
+	if (!p->view.base)
+		return;
 	uint64_t size = CTP_LOAD_ACQUIRE(&header(p)->segment_size);
 	if (size > p->view.size && size != p->seen_segment_size) {
 		p->seen_segment_size = size;
@@ -187,55 +147,94 @@ static void report_corrupt(struct ctp_proc *p, struct ctp_ring_state *rs, const 
 		p->corrupt_warned = true;
 		fprintf(stderr,
 			"ctp-collector: pid %u: %s in the ring of thread %u; its unread records "
-			"were "
-			"skipped (further ones in this process are counted, not reported)\n",
+			"were skipped (further ones in this process are counted, not reported)\n",
 			p->pid, what, rs->tid);
 	}
 	ctp_emit_loss(&p->c->em, p->pid, rs->tid, 0, "corrupt ring");
 }
 
-uint64_t ctp_proc_harvest(struct ctp_proc *p, uint64_t budget)
+static struct ctp_ring_state *ring_state(struct ctp_proc *p, uint32_t index, uint32_t owner)
 {
-	if (!p->view.base)
-		return 0;
-	follow_growth(p);
+	if (index >= p->rings_cap) {
+		size_t cap = p->rings_cap ? p->rings_cap : 8;
+		while (cap <= index)
+			cap *= 2;
+		p->rings = xrealloc(p->rings, cap * sizeof(*p->rings));
+		memset(p->rings + p->rings_cap, 0, (cap - p->rings_cap) * sizeof(*p->rings));
+		p->rings_cap = cap;
+	}
+	if (index >= p->nrings)
+		p->nrings = index + 1;
+	struct ctp_ring_state *rs = &p->rings[index];
+	if (!rs->known) {
+		rs->known = true;
+		rs->tid = owner;
+	}
+	return rs;
+}
+
+/* One batch: its records in order, then what went wrong in the ring, then its loss. */
+static void convert_batch(struct ctp_proc *p, const struct ctp_spool_batch *b)
+{
+	struct ctp_ring_state *rs = ring_state(p, b->ring, b->owner);
+	rs->ref.ring = NULL;
+	rs->ref.data = (const uint8_t *)(b + 1);
+	rs->ref.capacity = b->bytes;
+	struct ctp_visit_ctx vc = {.p = p, .rs = rs};
+	/* The harvester wrote whole records of checked sizes: at least 8, multiples of 8. */
+	for (uint32_t pos = 0; pos + sizeof(struct ctp_rec) <= b->bytes;) {
+		const struct ctp_rec *rec = (const struct ctp_rec *)(rs->ref.data + pos);
+		ctp_records_visit(&vc, rec);
+		pos += rec->size;
+	}
+	if (b->flags & CTP_BATCH_CORRUPT)
+		report_corrupt(p, rs, "impossible head, tail or record size");
+	else if (vc.malformed || (b->flags & CTP_BATCH_MALFORMED))
+		report_corrupt(p, rs, "a record shorter than its contents");
+	if (b->lost)
+		ctp_emit_loss(&p->c->em, p->pid, rs->tid, b->lost, NULL);
+	rs->ref.data = NULL;
+	rs->ref.capacity = 0;
+}
+
+uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
+{
 	uint64_t total = 0;
-	for (size_t i = 0; i < p->nrings; i++) {
-		struct ctp_ring_state *rs = &p->rings[i];
-		if (!rs->live)
-			continue;
-		struct ctp_visit_ctx vc = {.p = p, .rs = rs};
-		uint64_t n = 0;
-		enum ctp_ring_status st =
-			ctp_ring_consume(rs->ref.ring, rs->ref.data, rs->ref.capacity, budget,
-					 ctp_records_visit, &vc, &n);
-		total += n;
-		if (st == CTP_RING_CORRUPT)
-			report_corrupt(p, rs, "impossible head, tail or record size");
-		else if (vc.malformed)
-			report_corrupt(p, rs, "a record shorter than its contents");
-		/* Loss is exact: the producer counts every record it could not write. */
-		uint64_t dropped = CTP_LOAD_RELAXED(&rs->ref.ring->dropped);
-		if (dropped > rs->last_dropped)
-			ctp_emit_loss(&p->c->em, p->pid, rs->tid, dropped - rs->last_dropped, NULL);
-		rs->last_dropped = dropped;
+	bool followed = false;
+	while (max_bytes == 0 || total < max_bytes) {
+		size_t n;
+		const uint8_t *d = ctp_spool_peek(&p->hv.spool, &n);
+		if (!d)
+			break;
+		if (!followed) {
+			follow_growth(p);
+			followed = true;
+		}
+		size_t used = 0;
+		while (used + sizeof(struct ctp_spool_batch) <= n) {
+			const struct ctp_spool_batch *b =
+				(const struct ctp_spool_batch *)(d + used);
+			convert_batch(p, b);
+			used += sizeof(*b) + b->bytes;
+			if (max_bytes && total + used >= max_bytes)
+				break;
+		}
+		ctp_spool_consumed(&p->hv.spool, used);
+		total += used;
 	}
 	return total;
 }
 
 void ctp_proc_drain(struct ctp_proc *p)
 {
-	/* A dead process's rings empty in one pass; a live one (finishing after the grace
-	 * period) may keep writing, so stop after a few passes. */
-	for (int pass = 0; pass < 16; pass++)
-		if (ctp_proc_harvest(p, 0) == 0)
+	follow_growth(p);
+	ctp_proc_convert(p, 0);
+	for (int pass = 0; pass < DRAIN_PASSES; pass++) {
+		uint64_t got = ctp_harvest_rings(&p->hv, DRAIN_TURN);
+		ctp_proc_convert(p, 0);
+		if (got == 0)
 			break;
-}
-
-void ctp_proc_set_sleep(struct ctp_proc *p, uint32_t v)
-{
-	if (!p->view.base)
-		return;
-	struct ctp_header *h = (struct ctp_header *)p->view.base;
-	__atomic_store_n(&h->sleep_flag, v, __ATOMIC_SEQ_CST);
+	}
+	/* The final states come from every station chunk there is. */
+	follow_growth(p);
 }

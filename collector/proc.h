@@ -1,6 +1,7 @@
 /* One traced process as the collector sees it: its mapped segment, the state of each of its
- * rings, and what it has told so far (coroutines, stacks, symbols). Harvesting turns ring
- * records into trace lines; ending writes the final state of every coroutine. */
+ * rings, and what it has told so far (coroutines, stacks, symbols). The harvester thread moves
+ * its ring records into a spool (collector/harvest.h); converting, on the main thread, turns
+ * spooled records into trace lines; ending writes the final state of every coroutine. */
 #ifndef CTP_COLLECTOR_PROC_H
 #define CTP_COLLECTOR_PROC_H
 
@@ -10,17 +11,19 @@
 
 #include "collector/collector.h"
 #include "collector/coro_table.h"
+#include "collector/harvest.h"
 #include "collector/stack_table.h"
 #include "collector/symcache.h"
 #include "ctp/segment_view.h"
 
-/* A ring, found by its block offset; pointers are recomputed after every remap. */
+/* What the converter knows of one ring of the process (the ring with the same index in the
+ * harvest). While a spooled batch of its records is converted, `ref.data` and `ref.capacity`
+ * are that batch's records and their length (ref.ring is NULL): records are read from the
+ * spool, never from the segment. */
 struct ctp_ring_state {
-	uint64_t off;
 	struct ctp_ring_ref ref;
-	uint32_t tid;	       /* thread whose records follow (from THREAD records) */
-	uint64_t last_dropped; /* ring->dropped at the last harvest */
-	bool live;	       /* still found in the last block walk */
+	uint32_t tid; /* thread whose records follow (from THREAD records) */
+	bool known;   /* a batch of this ring was seen */
 };
 
 #define CTP_PROC_MAX_RUNNING 16
@@ -29,15 +32,16 @@ struct ctp_proc {
 	struct ctp_collector *c;
 	uint32_t pid, ppid;
 	int memfd;
-	struct ctp_segment_view view; /* base == NULL once unmapped */
+	struct ctp_segment_view view; /* the converter's mapping; base == NULL once unmapped */
 	uint64_t seen_segment_size;   /* header.segment_size at the last remap check */
 	uint64_t walked_head;	      /* header.blocks_head at the last block walk */
 	bool need_walk;
+	struct ctp_harvest hv; /* the rings, the harvester's mapping and the spool */
 	uint32_t clock_kind;
 	bool exec_sent; /* sent EXEC: its end is an exec, not an exit */
 	bool corrupt_warned;
 
-	struct ctp_ring_state *rings;
+	struct ctp_ring_state *rings; /* indexed like hv.rings */
 	size_t nrings, rings_cap;
 	uint64_t *chunk_offs; /* station chunks */
 	size_t nchunks, chunks_cap;
@@ -51,20 +55,20 @@ struct ctp_proc {
 	size_t nrunning;
 };
 
-/* Maps the segment `memfd` (whose seal and header it checks) for process pid. Returns NULL
- * with a reason in `why` when the segment is refused; memfd is then not closed. */
+/* Maps the segment `memfd` (whose seal and header it checks) for process pid; its spool
+ * draws from `budget`. Returns NULL with a reason in `why` when the segment is refused; memfd
+ * is then not closed. */
 struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid, uint32_t ppid,
-			       char *why, size_t why_len);
+			       struct ctp_spool_budget *budget, char *why, size_t why_len);
 
-/* One pass over every ring: at most `budget` bytes per ring (0 = all there is). Returns the
- * bytes consumed. */
-uint64_t ctp_proc_harvest(struct ctp_proc *p, uint64_t budget);
+/* Converts spooled records into lines: about `max_bytes` of them (0 = all there are). Returns
+ * the spool bytes converted. Main thread only. */
+uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes);
 
-/* Reads every ring until it is empty (bounded, for a process that is still writing). */
+/* Reads every ring until it is empty (bounded, for a process that is still writing) and
+ * converts everything. Only once the harvester has let go of the process
+ * (ctp_harvester_remove). */
 void ctp_proc_drain(struct ctp_proc *p);
-
-/* Stores the collector's sleep flag into the segment (sequentially consistent). */
-void ctp_proc_set_sleep(struct ctp_proc *p, uint32_t v);
 
 /* Writes one `state` line per coroutine that ever existed in the process. */
 void ctp_proc_write_states(struct ctp_proc *p);

@@ -36,6 +36,8 @@ for f in 1 2 3 4 5; do
 		printf '{"type":"switch","pid":9,"tid":9,"ts":%d,"from":%d,"to":%d,"how":"swapcontext","stack":null}\n' \
 			"$f$i" "$i" "$f" >>frame
 	done
+	# The collector's last line: without it the trace is incomplete.
+	[ "$f" = 5 ] && echo '{"type":"end","lines":22,"lost":0}' >>frame
 	cat frame >>plain
 	zstd -q -c frame >>trace.zst
 done
@@ -48,6 +50,12 @@ cmp -s out plain || fail "whole trace: output differs from the lines written"
 [ -s err ] && fail "whole trace: stderr not empty: $(cat err)"
 expect_rc 0 "from stdin" "$CAT" - <trace.zst
 cmp -s out plain || fail "stdin: output differs"
+
+# Whole frames but no end line: the collector did not finish; every line, the note, exit 1.
+head -n 22 plain | zstd -q -c >noend.zst
+expect_rc 1 "no end line" "$CAT" noend.zst
+expect_err "ctp-cat: noend.zst: trace has no end line: the collector did not finish"
+head -n 22 plain | cmp -s - out || fail "no end line: output differs from the lines written"
 
 # Cut inside the last frame: all lines of the whole frames, the cut told, exit 1.
 cut=$((size - 5))

@@ -13,6 +13,7 @@ cat >"$WORK/t.jsonl" <<'JSONL'
 {"type":"stack","pid":7,"id":1,"frames":[{"addr":"0x20","sym":"operator\"\"_x","off":4,"module":"/bin/x","file":null,"line":null}]}
 {"type":"switch","pid":7,"tid":7,"ts":1300,"from":1,"to":2,"how":"jump_fcontext","stack":1}
 {"type":"switch","pid":7,"tid":7,"ts":1400,"from":2,"to":1,"how":"jump_fcontext","stack":null}
+{"type":"end","lines":7,"lost":0}
 JSONL
 zstd -q -c "$WORK/t.jsonl" >"$WORK/t.jsonl.zst"
 "$CAT" --format=csv "$WORK/t.jsonl.zst" >"$WORK/t.csv"

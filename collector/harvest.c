@@ -1,0 +1,200 @@
+#include "collector/harvest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/segmap.h"
+#include "ctp/atomics.h"
+#include "ctp/ring.h"
+
+bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp_spool_budget *b,
+		      char *why, size_t why_len)
+{
+	memset(h, 0, sizeof(*h));
+	h->memfd = memfd;
+	h->pid = pid;
+	bool changed;
+	if (!ctp_segmap_map(memfd, &h->view, &changed, why, why_len))
+		return false;
+	h->seen_segment_size = h->view.size;
+	h->need_walk = true;
+	ctp_spool_init(&h->spool, b);
+	return true;
+}
+
+void ctp_harvest_fini(struct ctp_harvest *h)
+{
+	ctp_segmap_unmap(&h->view);
+	ctp_spool_free(&h->spool);
+	free(h->rings);
+	h->rings = NULL;
+	h->nrings = 0;
+}
+
+static const struct ctp_header *header(const struct ctp_harvest *h)
+{
+	return (const struct ctp_header *)h->view.base;
+}
+
+static struct ctp_harvest_ring *ring_at(struct ctp_harvest *h, uint64_t off)
+{
+	for (size_t i = 0; i < h->nrings; i++)
+		if (h->rings[i].off == off)
+			return &h->rings[i];
+	return NULL;
+}
+
+static void walk_visit(void *ctx, struct ctp_block *b, uint64_t off)
+{
+	struct ctp_harvest *h = ctx;
+	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_RING)
+		return;
+	struct ctp_ring_ref ref;
+	if (!ctp_view_ring(&h->view, b, off, &ref))
+		return;
+	struct ctp_harvest_ring *r = ring_at(h, off);
+	if (!r) {
+		if (h->nrings == h->rings_cap) {
+			h->rings_cap = h->rings_cap ? h->rings_cap * 2 : 8;
+			h->rings = realloc(h->rings, h->rings_cap * sizeof(*h->rings));
+			if (!h->rings) {
+				fputs("ctp-collector: out of memory\n", stderr);
+				abort();
+			}
+		}
+		r = &h->rings[h->nrings++];
+		memset(r, 0, sizeof(*r));
+		r->off = off;
+		r->owner = CTP_LOAD_RELAXED(&ref.ring->owner);
+	}
+	r->ref = ref;
+	r->live = true;
+}
+
+/* Follows the segment's growth: a bigger committed size means new blocks may lie beyond the
+ * mapping, and a new list head means new rings. */
+static void follow_growth(struct ctp_harvest *h)
+{
+	uint64_t size = CTP_LOAD_ACQUIRE(&header(h)->segment_size);
+	if (size > h->view.size && size != h->seen_segment_size) {
+		h->seen_segment_size = size;
+		char why[160];
+		bool changed;
+		if (!ctp_segmap_map(h->memfd, &h->view, &changed, why, sizeof(why)))
+			fprintf(stderr,
+				"ctp-collector: pid %u: cannot follow the segment's growth: %s\n",
+				h->pid, why);
+		else if (changed)
+			h->need_walk = true;
+	}
+	if (!h->need_walk && CTP_LOAD_ACQUIRE(&header(h)->blocks_head) == h->walked_head)
+		return;
+	for (size_t i = 0; i < h->nrings; i++)
+		h->rings[i].live = false;
+	h->walked_head = CTP_LOAD_ACQUIRE(&header(h)->blocks_head);
+	ctp_view_blocks(&h->view, walk_visit, h);
+	h->need_walk = false;
+}
+
+/* Copying one ring's turn into the spool: records go into the open batch while it has room. */
+struct copy_ctx {
+	struct ctp_harvest *h;
+	struct ctp_harvest_ring *r;
+	uint32_t index;
+	uint8_t *room; /* the open batch, NULL when none */
+	size_t room_len;
+	size_t used; /* bytes of the open batch, its header included */
+	uint32_t flags;
+};
+
+static struct ctp_spool_batch *batch_of(struct copy_ctx *c)
+{
+	return (struct ctp_spool_batch *)c->room;
+}
+
+static void open_batch(struct copy_ctx *c, size_t min)
+{
+	c->room = ctp_spool_write_room(&c->h->spool, sizeof(struct ctp_spool_batch) + min,
+				       &c->room_len);
+	struct ctp_spool_batch *b = batch_of(c);
+	b->ring = c->index;
+	b->owner = c->r->owner;
+	b->bytes = 0;
+	b->flags = 0;
+	b->lost = 0;
+	c->used = sizeof(*b);
+}
+
+static void close_batch(struct copy_ctx *c)
+{
+	struct ctp_spool_batch *b = batch_of(c);
+	b->bytes = (uint32_t)(c->used - sizeof(*b));
+	b->flags = c->flags;
+	c->flags = 0;
+	ctp_spool_commit(&c->h->spool, c->used);
+	c->room = NULL;
+}
+
+static void copy_visit(void *ctx, const struct ctp_rec *rec)
+{
+	struct copy_ctx *c = ctx;
+	/* ctp_ring_consume checked the size it read; the process may have changed it since, so
+	 * read it once more and check that the copy stays inside the ring. */
+	uint32_t size = __atomic_load_n(&rec->size, __ATOMIC_RELAXED);
+	uint64_t pos = (uint64_t)((const uint8_t *)rec - c->r->ref.data);
+	if (size < sizeof(*rec) || size % 8 != 0 || size > c->r->ref.capacity - pos) {
+		c->flags |= CTP_BATCH_MALFORMED;
+		return;
+	}
+	if (c->room && c->room_len - c->used < size)
+		close_batch(c);
+	if (!c->room)
+		open_batch(c, size);
+	uint8_t *dst = c->room + c->used;
+	memcpy(dst, rec, size);
+	((struct ctp_rec *)dst)->size = (uint16_t)size;
+	c->used += size;
+}
+
+uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget)
+{
+	if (!h->view.base)
+		return 0;
+	follow_growth(h);
+	uint64_t total = 0;
+	for (size_t i = 0; i < h->nrings; i++) {
+		struct ctp_harvest_ring *r = &h->rings[i];
+		if (!r->live)
+			continue;
+		struct copy_ctx c = {.h = h, .r = r, .index = (uint32_t)i};
+		uint64_t n = 0;
+		enum ctp_ring_status st = ctp_ring_consume(
+			r->ref.ring, r->ref.data, r->ref.capacity, budget, copy_visit, &c, &n);
+		total += n;
+		if (st == CTP_RING_CORRUPT)
+			c.flags |= CTP_BATCH_CORRUPT;
+		/* Loss is exact: the producer counts every record it could not write. Read after
+		 * the records, it belongs after them. */
+		uint64_t dropped = CTP_LOAD_RELAXED(&r->ref.ring->dropped);
+		uint64_t lost = dropped > r->last_dropped ? dropped - r->last_dropped : 0;
+		r->last_dropped = dropped;
+		if (!c.room && (lost || c.flags))
+			open_batch(&c, 0);
+		if (c.room) {
+			batch_of(&c)->lost = lost;
+			close_batch(&c);
+		}
+	}
+	if (total == 0)
+		ctp_spool_trim(&h->spool);
+	return total;
+}
+
+void ctp_harvest_set_sleep(struct ctp_harvest *h, uint32_t v)
+{
+	if (!h->view.base)
+		return;
+	struct ctp_header *hd = (struct ctp_header *)h->view.base;
+	__atomic_store_n(&hd->sleep_flag, v, __ATOMIC_SEQ_CST);
+}

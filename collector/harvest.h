@@ -1,0 +1,70 @@
+/* One traced process's rings as the harvester thread sees them: its own mapping of the segment,
+ * the rings found in it, and the spool their records are moved to. Harvesting copies whole
+ * published records out of each ring into the spool, frees the ring (advances its tail) and
+ * notes how many records the producer dropped since the last look; nothing more, so that it
+ * keeps up with the producers whatever the converting thread is busy with.
+ *
+ * What goes into the spool is a sequence of batches, each a header and then records exactly as
+ * they were in one ring (PAD records left out). The loss counted for a ring goes into the last
+ * batch of that ring's turn, after its records: in the order the converter must report it. */
+#ifndef CTP_COLLECTOR_HARVEST_H
+#define CTP_COLLECTOR_HARVEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector/spool.h"
+#include "ctp/segment_view.h"
+
+enum {
+	CTP_BATCH_CORRUPT = 1,	 /* the ring's head, tail or a record size was impossible:
+				    its unread records were skipped */
+	CTP_BATCH_MALFORMED = 2, /* a record's size changed while it was copied: left out */
+};
+
+struct ctp_spool_batch {
+	uint32_t ring;	/* index of the ring in the process (stable: rings are never removed) */
+	uint32_t owner; /* the ring's owner when it was first found (thread of its first records) */
+	uint32_t bytes; /* records that follow */
+	uint32_t flags; /* CTP_BATCH_* */
+	uint64_t lost;	/* records the producer dropped, counted after the records of this batch */
+};
+_Static_assert(sizeof(struct ctp_spool_batch) % 8 == 0, "records after a batch stay aligned");
+
+struct ctp_harvest_ring {
+	uint64_t off; /* block offset: how a ring is recognised after a remap */
+	struct ctp_ring_ref ref;
+	uint32_t owner;
+	uint64_t last_dropped; /* ring->dropped when last looked at */
+	bool live;	       /* found in the last block walk */
+};
+
+struct ctp_harvest {
+	int memfd; /* not owned */
+	uint32_t pid;
+	struct ctp_segment_view view; /* the harvester's own mapping */
+	uint64_t seen_segment_size;
+	uint64_t walked_head;
+	bool need_walk;
+	struct ctp_harvest_ring *rings;
+	size_t nrings, rings_cap;
+	struct ctp_spool spool;
+	int sock;	    /* the process's connection, read by the harvester while it has it */
+	uint32_t exec_seen; /* an EXEC message was read from sock (atomic) */
+};
+
+/* Maps the segment for harvesting. False, with a reason, when it cannot be mapped. */
+bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp_spool_budget *b,
+		      char *why, size_t why_len);
+/* Unmaps and frees the spool (whatever it still holds). */
+void ctp_harvest_fini(struct ctp_harvest *h);
+
+/* Moves at most about `budget` bytes per ring (0 = everything there is) into the spool, and
+ * each ring's new loss. Returns the ring bytes taken. */
+uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget);
+
+/* Stores the sleep flag into the segment (sequentially consistent; CTP.md "Wakeup"). */
+void ctp_harvest_set_sleep(struct ctp_harvest *h, uint32_t v);
+
+#endif
