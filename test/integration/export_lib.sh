@@ -77,7 +77,8 @@ export_checks() {
 		"$(sql "SELECT line_count FROM traces WHERE $t")"
 
 	# Names that need quoting come back byte for byte.
-	expect_eq "$DB_NAME: exe round-trips" "$(hexstr "$ODD_EXE")" \
+	expect_eq "$DB_NAME: exe round-trips" "$(q odd '.[] | select(.type == "process") | .exe | @base64' |
+		base64 -d | od -An -tx1 -v | tr -d ' \n')" \
 		"$(sql "SELECT $(hex exe) FROM processes WHERE $t")"
 	local i arg
 	for i in 3 4 5 6 7 8; do
@@ -85,9 +86,9 @@ export_checks() {
 		expect_eq "$DB_NAME: argv[$i] round-trips" "$arg" \
 			"$(sql "SELECT $(hex arg) FROM process_args WHERE $t AND idx = $i")"
 	done
-	check "$DB_NAME: frames name the odd module" [ "$(sql "SELECT COUNT(*) FROM frames f
-		JOIN processes p ON p.trace_id = f.trace_id AND p.pid = f.pid AND f.module = p.exe
-		WHERE f.$t")" -gt 0 ]
+	expect_eq "$DB_NAME: frames in the odd module" \
+		"$(q odd "[.[] | select(.type == \"stack\") | .frames[] | select(.module == $(jq -n --arg m "$ODD_EXE" '$m'))] | length")" \
+		"$(sql "SELECT COUNT(*) FROM frames WHERE $t AND $(hex module) = '$(hexstr "$ODD_EXE")'")"
 
 	# The questions the indexes are for.
 	local co pid
@@ -133,6 +134,14 @@ export_checks() {
 
 	# The findings are the report's.
 	check "$DB_NAME: the lost-wakeup trace exports" export_to "$WORK/lw.jsonl.zst"
+	expect_eq "$DB_NAME: fd events of the lost-wakeup trace" "$(count lw fd)" \
+		"$(sql "SELECT COUNT(*) FROM fd_events WHERE trace_id = 4")"
+	local fpid ffd
+	read -r fpid ffd < <(q lw '[.[] | select(.type == "fd")][0] | "\(.pid) \(.fd)"')
+	expect_eq "$DB_NAME: one fd's history in order" \
+		"$(q lw "[.[] | select(.type == \"fd\" and .pid == $fpid and .fd == $ffd)] | sort_by(.ts) | .[] | \"\(.ts) \(.event)\"" | md5sum)" \
+		"$(sql "SELECT ts, event FROM fd_events WHERE trace_id = 4 AND pid = $fpid AND fd = $ffd
+			ORDER BY ts" | tr '\t' ' ' | md5sum)"
 	expect_eq "$DB_NAME: findings by kind" \
 		"$(jq -r '.findings | group_by(.kind) | map("\(.[0].kind) \(length)") | .[]' "$WORK/lw.json")" \
 		"$(sql "SELECT kind, COUNT(*) FROM findings WHERE trace_id = 4 GROUP BY kind ORDER BY kind" |
