@@ -363,8 +363,10 @@ static void on_readable(struct loop *L, struct conn *cn)
 	}
 }
 
-static void on_accept(struct loop *L)
+/* Returns how many connections it took. */
+static int on_accept(struct loop *L)
 {
+	int taken = 0;
 	for (;;) {
 		int fd = accept4(L->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
@@ -378,12 +380,12 @@ static void on_accept(struct loop *L)
 				epoll_ctl(L->ep, EPOLL_CTL_DEL, L->lfd, NULL);
 				L->listening = false;
 			}
-			return;
+			return taken;
 		}
 		struct conn *cn = calloc(1, sizeof(*cn));
 		if (!cn) {
 			close(fd);
-			return;
+			return taken;
 		}
 		cn->fd = fd;
 		cn->kind = CONN_NEW;
@@ -395,7 +397,32 @@ static void on_accept(struct loop *L)
 		}
 		cn->next = L->conns;
 		L->conns = cn;
+		taken++;
 	}
+}
+
+static size_t count_new_conns(const struct loop *L)
+{
+	size_t n = 0;
+	for (const struct conn *cn = L->conns; cn; cn = cn->next)
+		n += cn->kind == CONN_NEW;
+	return n;
+}
+
+/* Before the run ends: a process may have connected and said hello (and exited since) while
+ * the launcher's close overtook its packets, still queued in the listen backlog or unread on a
+ * new connection. Takes them in; true when that changed anything, so the run goes on (a peer
+ * that connected and says nothing does not hold the end back). */
+static bool take_pending(struct loop *L)
+{
+	bool accepted = L->listening && on_accept(L) > 0;
+	size_t before = count_new_conns(L);
+	for (struct conn *cn = L->conns, *next; cn; cn = next) {
+		next = cn->next;
+		if (cn->kind == CONN_NEW)
+			on_readable(L, cn);
+	}
+	return accepted || count_new_conns(L) < before;
 }
 
 /* ---- converting and the loop ---------------------------------------------------------- */
@@ -467,8 +494,10 @@ static void run_loop(struct loop *L)
 		uint64_t now = ctp_monotonic_ns();
 		tick(L, now);
 		int64_t left = ms_to_finish(L, now);
-		if (left == 0)
+		if (left == 0 && !take_pending(L))
 			return;
+		if (left == 0)
+			continue;
 		int timeout = 0;
 		/* Sleep only with nothing spooled; the harvester wakes us when it spools. */
 		if (!more && ctp_harvester_main_may_sleep(&L->H)) {

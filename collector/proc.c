@@ -93,6 +93,7 @@ void ctp_proc_free(struct ctp_proc *p)
 	free(p->chunk_offs);
 	ctp_coro_table_free(&p->coros);
 	ctp_stack_table_free(&p->stacks);
+	ctp_reorder_free(&p->order);
 	ctp_symcache_free(&p->syms);
 	free(p);
 }
@@ -173,28 +174,62 @@ static struct ctp_ring_state *ring_state(struct ctp_proc *p, uint32_t index, uin
 	return rs;
 }
 
-/* One batch: its records in order, then what went wrong in the ring, then its loss. */
-static void convert_batch(struct ctp_proc *p, const struct ctp_spool_batch *b)
+/* One batch: its records in order, then what went wrong in the ring, then its loss, all queued
+ * to be let out in time order with the other rings' (collector/reorder.h). */
+static void queue_batch(struct ctp_proc *p, const struct ctp_spool_batch *b)
 {
-	struct ctp_ring_state *rs = ring_state(p, b->ring, b->owner);
-	rs->ref.ring = NULL;
-	rs->ref.data = (const uint8_t *)(b + 1);
-	rs->ref.capacity = b->bytes;
-	struct ctp_visit_ctx vc = {.p = p, .rs = rs};
+	ring_state(p, b->ring, b->owner);
+	const uint8_t *data = (const uint8_t *)(b + 1);
 	/* The harvester wrote whole records of checked sizes: at least 8, multiples of 8. */
 	for (uint32_t pos = 0; pos + sizeof(struct ctp_rec) <= b->bytes;) {
-		const struct ctp_rec *rec = (const struct ctp_rec *)(rs->ref.data + pos);
-		ctp_records_visit(&vc, rec);
+		const struct ctp_rec *rec = (const struct ctp_rec *)(data + pos);
+		ctp_reorder_push(&p->order, b->ring, rec);
 		pos += rec->size;
 	}
-	if (b->flags & CTP_BATCH_CORRUPT)
-		report_corrupt(p, rs, "impossible head, tail or record size");
-	else if (vc.malformed || (b->flags & CTP_BATCH_MALFORMED))
-		report_corrupt(p, rs, "a record shorter than its contents");
+	if (b->flags)
+		ctp_reorder_push_note(&p->order, b->ring, CTP_REORDER_CORRUPT, b->flags);
 	if (b->lost)
-		ctp_emit_loss(&p->c->em, p->pid, rs->tid, b->lost, NULL);
-	rs->ref.data = NULL;
-	rs->ref.capacity = 0;
+		ctp_reorder_push_note(&p->order, b->ring, CTP_REORDER_LOSS, b->lost);
+}
+
+static void emit_record(void *ctx, uint32_t ring, const struct ctp_rec *rec)
+{
+	struct ctp_proc *p = ctx;
+	struct ctp_ring_state *rs = &p->rings[ring];
+	const struct ctp_reorder_note *note = (const struct ctp_reorder_note *)rec;
+	if (rec->type == CTP_REORDER_LOSS) {
+		ctp_emit_loss(&p->c->em, p->pid, rs->tid, note->value, NULL);
+	} else if (rec->type == CTP_REORDER_CORRUPT) {
+		report_corrupt(p, rs,
+			       (note->value & CTP_BATCH_CORRUPT)
+				       ? "impossible head, tail or record size"
+				       : "a record shorter than its contents");
+	} else {
+		struct ctp_visit_ctx vc = {.p = p, .rs = rs};
+		ctp_records_visit(&vc, rec);
+		if (vc.malformed)
+			report_corrupt(p, rs, "a record shorter than its contents");
+	}
+}
+
+/* Records are held back at most this long for a quiet thread's ring to catch up. */
+#define REORDER_LAG_NS 100000000ull
+
+/* Lets out what no ring can still precede (collector/reorder.h). */
+static void release_ordered(struct ctp_proc *p)
+{
+	uint64_t until = ctp_reorder_safe_until(&p->order);
+	uint64_t now, lag;
+	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc) {
+		now = ctp_tsc();
+		lag = (uint64_t)((double)REORDER_LAG_NS / p->c->tsc.ns_per_tick);
+	} else {
+		now = ctp_monotonic_ns();
+		lag = REORDER_LAG_NS;
+	}
+	if (now > lag && now - lag > until)
+		until = now - lag;
+	ctp_reorder_release(&p->order, until, emit_record, p);
 }
 
 uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
@@ -214,7 +249,7 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 		while (used + sizeof(struct ctp_spool_batch) <= n) {
 			const struct ctp_spool_batch *b =
 				(const struct ctp_spool_batch *)(d + used);
-			convert_batch(p, b);
+			queue_batch(p, b);
 			used += sizeof(*b) + b->bytes;
 			if (max_bytes && total + used >= max_bytes)
 				break;
@@ -222,6 +257,7 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 		ctp_spool_consumed(&p->hv.spool, used);
 		total += used;
 	}
+	release_ordered(p);
 	return total;
 }
 
@@ -235,6 +271,8 @@ void ctp_proc_drain(struct ctp_proc *p)
 		if (got == 0)
 			break;
 	}
+	/* Nothing more can come: everything out, in order. */
+	ctp_reorder_release(&p->order, UINT64_MAX, emit_record, p);
 	/* The final states come from every station chunk there is. */
 	follow_growth(p);
 }

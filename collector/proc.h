@@ -12,6 +12,7 @@
 #include "collector/collector.h"
 #include "collector/coro_table.h"
 #include "collector/harvest.h"
+#include "collector/reorder.h"
 #include "collector/stack_table.h"
 #include "collector/symcache.h"
 #include "ctp/segment_view.h"
@@ -41,6 +42,7 @@ struct ctp_proc {
 	bool exec_sent; /* sent EXEC: its end is an exec, not an exit */
 	bool corrupt_warned;
 
+	struct ctp_reorder order;     /* records waiting to be let out in time order */
 	struct ctp_ring_state *rings; /* indexed like hv.rings */
 	size_t nrings, rings_cap;
 	uint64_t *chunk_offs; /* station chunks */

@@ -1,0 +1,149 @@
+#include "collector/reorder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p) {
+		fputs("ctp-collector: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void ctp_reorder_free(struct ctp_reorder *r)
+{
+	for (size_t i = 0; i < r->nq; i++)
+		free(r->q[i].buf);
+	free(r->q);
+	memset(r, 0, sizeof(*r));
+}
+
+static struct ctp_reorder_queue *queue(struct ctp_reorder *r, uint32_t ring)
+{
+	if (ring >= r->nq) {
+		size_t n = ring + 1;
+		r->q = xrealloc(r->q, n * sizeof(*r->q));
+		memset(r->q + r->nq, 0, (n - r->nq) * sizeof(*r->q));
+		r->nq = n;
+	}
+	return &r->q[ring];
+}
+
+/* Where each record kind keeps its clock reading; notes and unknown kinds have none and take
+ * the time of the record before them in their ring. */
+static int record_ts(const struct ctp_rec *rec, uint64_t *ts)
+{
+	size_t at;
+	switch (rec->type) {
+	case CTP_REC_THREAD:
+		at = offsetof(struct ctp_rec_thread, ts);
+		break;
+	case CTP_REC_CREATE:
+	case CTP_REC_SWITCH:
+	case CTP_REC_EXIT:
+	case CTP_REC_FD:
+		at = sizeof(struct ctp_rec);
+		break;
+	default:
+		return 0;
+	}
+	if (rec->size < at + sizeof(uint64_t))
+		return 0;
+	memcpy(ts, (const uint8_t *)rec + at, sizeof(*ts));
+	return 1;
+}
+
+static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
+{
+	struct ctp_reorder_queue *q = queue(r, ring);
+	uint64_t ts = q->newest;
+	/* A record older than its ring's newest (it cannot be, but the segment is untrusted) is
+	 * queued as of the newest, so that the ring's order is kept. */
+	if (record_ts(rec, &ts) && ts < q->newest)
+		ts = q->newest;
+	size_t need = sizeof(uint64_t) + rec->size;
+	if (q->tail + need > q->cap) {
+		if (q->head > 0) { /* move the unread items to the front first */
+			memmove(q->buf, q->buf + q->head, q->tail - q->head);
+			q->tail -= q->head;
+			q->head = 0;
+		}
+		if (q->tail + need > q->cap) {
+			size_t cap = q->cap ? q->cap : 64 * 1024;
+			while (q->tail + need > cap)
+				cap *= 2;
+			q->buf = xrealloc(q->buf, cap);
+			q->cap = cap;
+		}
+	}
+	memcpy(q->buf + q->tail, &ts, sizeof(ts));
+	memcpy(q->buf + q->tail + sizeof(ts), rec, rec->size);
+	q->tail += need;
+	q->newest = ts;
+	q->seen = 1;
+	r->queued_bytes += need;
+}
+
+void ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
+{
+	append(r, ring, rec);
+}
+
+void ctp_reorder_push_note(struct ctp_reorder *r, uint32_t ring, uint8_t type, uint64_t value)
+{
+	struct ctp_reorder_note note = {.h = {.size = sizeof(note), .type = type}, .value = value};
+	append(r, ring, &note.h);
+}
+
+uint64_t ctp_reorder_safe_until(const struct ctp_reorder *r)
+{
+	uint64_t until = UINT64_MAX;
+	int any = 0;
+	for (size_t i = 0; i < r->nq; i++) {
+		if (!r->q[i].seen)
+			continue;
+		any = 1;
+		if (r->q[i].newest < until)
+			until = r->q[i].newest;
+	}
+	return any ? until : 0;
+}
+
+static uint64_t head_ts(const struct ctp_reorder_queue *q)
+{
+	uint64_t ts;
+	memcpy(&ts, q->buf + q->head, sizeof(ts));
+	return ts;
+}
+
+void ctp_reorder_release(struct ctp_reorder *r, uint64_t until, ctp_reorder_emit_fn emit, void *ctx)
+{
+	for (;;) {
+		/* The oldest head among the rings: a scan, since a process has few threads. */
+		struct ctp_reorder_queue *best = NULL;
+		uint32_t best_ring = 0;
+		for (size_t i = 0; i < r->nq; i++) {
+			struct ctp_reorder_queue *q = &r->q[i];
+			if (q->head == q->tail || head_ts(q) > until)
+				continue;
+			if (!best || head_ts(q) < head_ts(best)) {
+				best = q;
+				best_ring = (uint32_t)i;
+			}
+		}
+		if (!best)
+			return;
+		const struct ctp_rec *rec =
+			(const struct ctp_rec *)(best->buf + best->head + sizeof(uint64_t));
+		size_t size = sizeof(uint64_t) + rec->size;
+		emit(ctx, best_ring, rec);
+		best->head += size;
+		r->queued_bytes -= size;
+		if (best->head == best->tail)
+			best->head = best->tail = 0;
+	}
+}

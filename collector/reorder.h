@@ -1,0 +1,59 @@
+/* Puts one process's records back in time order before they become lines.
+ *
+ * Each thread writes a ring of its own, and the harvester empties them one after the other, so
+ * the records of a process arrive ring by ring: in an M:N program a coroutine made on one thread
+ * and first run on another would be seen running before it was made, and its `coro` line would
+ * come from its station, without its creator. Every ring is in time order by itself; merging the
+ * rings by timestamp restores the order of the process. A record is let out only when no ring
+ * can still bring an earlier one: up to the oldest of the rings' newest timestamps (a ring's
+ * later records are never older than its newest), or, so that a quiet thread does not hold the
+ * others back, up to a moment a fixed lag in the past. */
+#ifndef CTP_COLLECTOR_REORDER_H
+#define CTP_COLLECTOR_REORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctp/segment.h"
+
+/* Notes that travel in a ring's queue, in order with its records (never in a segment). */
+enum {
+	CTP_REORDER_LOSS = 0xE0,    /* ctp_reorder_note: `value` records dropped by the producer */
+	CTP_REORDER_CORRUPT = 0xE1, /* ctp_reorder_note: `value` = CTP_BATCH_* flags */
+};
+
+struct ctp_reorder_note {
+	struct ctp_rec h;
+	uint64_t value;
+};
+
+struct ctp_reorder_queue {
+	uint8_t *buf; /* items: a u64 timestamp, then the record */
+	size_t head, tail, cap;
+	uint64_t newest; /* timestamp of the newest record queued, ever */
+	int seen;	 /* a record was ever queued */
+};
+
+struct ctp_reorder {
+	struct ctp_reorder_queue *q; /* indexed by ring */
+	size_t nq;
+	size_t queued_bytes;
+};
+
+void ctp_reorder_free(struct ctp_reorder *r);
+
+/* Queues a copy of a record of ring `ring`. */
+void ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec);
+/* Queues a note after the ring's records so far. */
+void ctp_reorder_push_note(struct ctp_reorder *r, uint32_t ring, uint8_t type, uint64_t value);
+
+/* The newest timestamp every ring has reached (see above); 0 when no ring has any. */
+uint64_t ctp_reorder_safe_until(const struct ctp_reorder *r);
+
+/* Lets out, oldest first, every queued record with a timestamp up to `until` (UINT64_MAX:
+ * all of them). A ring's records keep their order among themselves. */
+typedef void (*ctp_reorder_emit_fn)(void *ctx, uint32_t ring, const struct ctp_rec *rec);
+void ctp_reorder_release(struct ctp_reorder *r, uint64_t until, ctp_reorder_emit_fn emit,
+			 void *ctx);
+
+#endif
