@@ -93,7 +93,17 @@ static void follow_growth(struct ctp_harvest *h)
 	for (size_t i = 0; i < h->nrings; i++)
 		h->rings[i].live = false;
 	h->walked_head = CTP_LOAD_ACQUIRE(&header(h)->blocks_head);
+	size_t known = h->nrings;
 	ctp_view_blocks(&h->view, walk_visit, h);
+	/* The walk goes from the newest block to the oldest; harvest rings oldest first. Records
+	 * of a thread that started later often name coroutines an older thread created (an M:N
+	 * scheduler's main thread creates, its workers run them): in one pass the creation is
+	 * then read first. */
+	for (size_t i = known, j = h->nrings; i + 1 < j; i++, j--) {
+		struct ctp_harvest_ring t = h->rings[i];
+		h->rings[i] = h->rings[j - 1];
+		h->rings[j - 1] = t;
+	}
 	h->need_walk = false;
 }
 

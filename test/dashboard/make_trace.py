@@ -16,7 +16,11 @@ def main():
     coros = int(sys.argv[3]) if len(sys.argv) > 3 else 400
     pid, stacks = 4242, 8
     out = sys.stdout
-    w = out.write
+    written = [0]
+
+    def w(text):
+        written[0] += text.count("\n")
+        out.write(text)
     w('{"type":"trace","format":"ctp-trace","version":1,"tool":"ctp test","start":1000}\n')
     w('{"type":"process","pid":%d,"ppid":1,"exe":"/usr/bin/big","argv":["big"]}\n' % pid)
     for s in range(1, stacks + 1):
@@ -69,6 +73,8 @@ def main():
         w('{"type":"state","pid":%d,"coro":%d,"state":"running","tid":%d,"since":%d,'
           '"stack":null,"switches":1}\n' % (pid, k + 1, pid + k, t))
     w('{"type":"exit","pid":%d,"status":0}\n' % pid)
+    # A complete trace: the collector's last line.
+    w('{"type":"end","lines":%d,"lost":0}\n' % written[0])
 
 
 if __name__ == "__main__":
