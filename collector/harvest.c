@@ -6,6 +6,7 @@
 
 #include "collector/segmap.h"
 #include "ctp/atomics.h"
+#include "ctp/clock.h"
 #include "ctp/ring.h"
 
 bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp_spool_budget *b,
@@ -172,6 +173,10 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget)
 	if (!h->view.base)
 		return 0;
 	follow_growth(h);
+	const struct ctp_header *hd = (const struct ctp_header *)h->view.base;
+	uint64_t pass_start =
+		CTP_LOAD_RELAXED(&hd->clock_kind) == CTP_CLOCK_TSC ? ctp_tsc() : ctp_monotonic_ns();
+	bool whole = true; /* every ring emptied, none cut short by the budget */
 	uint64_t total = 0;
 	for (size_t i = 0; i < h->nrings; i++) {
 		struct ctp_harvest_ring *r = &h->rings[i];
@@ -182,6 +187,8 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget)
 		enum ctp_ring_status st = ctp_ring_consume(
 			r->ref.ring, r->ref.data, r->ref.capacity, budget, copy_visit, &c, &n);
 		total += n;
+		if (budget && n >= budget)
+			whole = false;
 		if (st == CTP_RING_CORRUPT)
 			c.flags |= CTP_BATCH_CORRUPT;
 		/* Loss is exact: the producer counts every record it could not write. Read after
@@ -196,8 +203,17 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget)
 			close_batch(&c);
 		}
 	}
-	if (total == 0)
+	if (total == 0) {
 		ctp_spool_trim(&h->spool);
+	} else if (whole) {
+		/* Tells the converter how far the records are complete (collector/reorder.h). */
+		size_t room_len;
+		uint8_t *room =
+			ctp_spool_write_room(&h->spool, sizeof(struct ctp_spool_batch), &room_len);
+		*(struct ctp_spool_batch *)room =
+			(struct ctp_spool_batch){.ring = CTP_SPOOL_PASS, .lost = pass_start};
+		ctp_spool_commit(&h->spool, sizeof(struct ctp_spool_batch));
+	}
 	return total;
 }
 

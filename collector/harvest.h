@@ -23,6 +23,11 @@ enum {
 	CTP_BATCH_MALFORMED = 2, /* a record's size changed while it was copied: left out */
 };
 
+/* batch.ring of a pass marker: a pass over every ring of the process took all there was, and
+ * it began when the segment's clock read `lost`. Every record stamped before that, but for ones
+ * in flight (stamped, not yet published), is in this batch or before it. */
+#define CTP_SPOOL_PASS UINT32_MAX
+
 struct ctp_spool_batch {
 	uint32_t ring;	/* index of the ring in the process (stable: rings are never removed) */
 	uint32_t owner; /* the ring's owner when it was first found (thread of its first records) */

@@ -446,6 +446,9 @@ static void tick(struct loop *L, uint64_t now)
 	L->last_tick = now;
 	if (L->c.have_tsc)
 		ctp_tsc_model_update(&L->c.tsc);
+	for (struct conn *cn = L->conns; cn; cn = cn->next)
+		if (cn->kind == CONN_PROC)
+			ctp_proc_release_ordered(cn->proc);
 	ctp_zwriter_tick(L->z, now);
 	if (!L->listening) {
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &listen_tag};

@@ -215,10 +215,12 @@ static void emit_record(void *ctx, uint32_t ring, const struct ctp_rec *rec)
 /* Records are held back at most this long for a quiet thread's ring to catch up. */
 #define REORDER_LAG_NS 100000000ull
 
-/* Lets out what no ring can still precede (collector/reorder.h). */
-static void release_ordered(struct ctp_proc *p)
+/* Lets out what no ring can still precede (collector/reorder.h): what was stamped before the
+ * next-to-last whole harvest pass began (the pass after it took any record that was in flight
+ * then), or, when the harvester has been idle, before a moment the lag in the past. */
+void ctp_proc_release_ordered(struct ctp_proc *p)
 {
-	uint64_t until = ctp_reorder_safe_until(&p->order);
+	uint64_t until = p->pass_before;
 	uint64_t now, lag;
 	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc) {
 		now = ctp_tsc();
@@ -249,7 +251,12 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 		while (used + sizeof(struct ctp_spool_batch) <= n) {
 			const struct ctp_spool_batch *b =
 				(const struct ctp_spool_batch *)(d + used);
-			queue_batch(p, b);
+			if (b->ring == CTP_SPOOL_PASS) {
+				p->pass_before = p->pass_last;
+				p->pass_last = b->lost;
+			} else {
+				queue_batch(p, b);
+			}
 			used += sizeof(*b) + b->bytes;
 			if (max_bytes && total + used >= max_bytes)
 				break;
@@ -257,7 +264,7 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 		ctp_spool_consumed(&p->hv.spool, used);
 		total += used;
 	}
-	release_ordered(p);
+	ctp_proc_release_ordered(p);
 	return total;
 }
 

@@ -42,8 +42,9 @@ struct ctp_proc {
 	bool exec_sent; /* sent EXEC: its end is an exec, not an exit */
 	bool corrupt_warned;
 
-	struct ctp_reorder order;     /* records waiting to be let out in time order */
-	struct ctp_ring_state *rings; /* indexed like hv.rings */
+	struct ctp_reorder order;	 /* records waiting to be let out in time order */
+	uint64_t pass_last, pass_before; /* starts of the last two whole harvest passes */
+	struct ctp_ring_state *rings;	 /* indexed like hv.rings */
 	size_t nrings, rings_cap;
 	uint64_t *chunk_offs; /* station chunks */
 	size_t nchunks, chunks_cap;
@@ -65,6 +66,9 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 
 /* Converts spooled records into lines: about `max_bytes` of them (0 = all there are). Returns
  * the spool bytes converted. Main thread only. */
+/* Turns the records no ring can still precede into lines (also called on the loop's tick, so
+ * that an idle process's last records do not wait for its next activity). */
+void ctp_proc_release_ordered(struct ctp_proc *p);
 uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes);
 
 /* Reads every ring until it is empty (bounded, for a process that is still writing) and

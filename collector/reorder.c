@@ -84,7 +84,6 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 	memcpy(q->buf + q->tail + sizeof(ts), rec, rec->size);
 	q->tail += need;
 	q->newest = ts;
-	q->seen = 1;
 	r->queued_bytes += need;
 }
 
@@ -97,20 +96,6 @@ void ctp_reorder_push_note(struct ctp_reorder *r, uint32_t ring, uint8_t type, u
 {
 	struct ctp_reorder_note note = {.h = {.size = sizeof(note), .type = type}, .value = value};
 	append(r, ring, &note.h);
-}
-
-uint64_t ctp_reorder_safe_until(const struct ctp_reorder *r)
-{
-	uint64_t until = UINT64_MAX;
-	int any = 0;
-	for (size_t i = 0; i < r->nq; i++) {
-		if (!r->q[i].seen)
-			continue;
-		any = 1;
-		if (r->q[i].newest < until)
-			until = r->q[i].newest;
-	}
-	return any ? until : 0;
 }
 
 static uint64_t head_ts(const struct ctp_reorder_queue *q)

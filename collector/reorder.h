@@ -5,9 +5,10 @@
  * and first run on another would be seen running before it was made, and its `coro` line would
  * come from its station, without its creator. Every ring is in time order by itself; merging the
  * rings by timestamp restores the order of the process. A record is let out only when no ring
- * can still bring an earlier one: up to the oldest of the rings' newest timestamps (a ring's
- * later records are never older than its newest), or, so that a quiet thread does not hold the
- * others back, up to a moment a fixed lag in the past. */
+ * can still bring an earlier one: the harvester marks each pass over a process's rings that
+ * took everything there was with the time it began (CTP_SPOOL_PASS), and records stamped before
+ * the next-to-last such pass are complete; when the harvester is idle, a fixed lag in the past
+ * serves instead. */
 #ifndef CTP_COLLECTOR_REORDER_H
 #define CTP_COLLECTOR_REORDER_H
 
@@ -31,7 +32,6 @@ struct ctp_reorder_queue {
 	uint8_t *buf; /* items: a u64 timestamp, then the record */
 	size_t head, tail, cap;
 	uint64_t newest; /* timestamp of the newest record queued, ever */
-	int seen;	 /* a record was ever queued */
 };
 
 struct ctp_reorder {
@@ -46,9 +46,6 @@ void ctp_reorder_free(struct ctp_reorder *r);
 void ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec);
 /* Queues a note after the ring's records so far. */
 void ctp_reorder_push_note(struct ctp_reorder *r, uint32_t ring, uint8_t type, uint64_t value);
-
-/* The newest timestamp every ring has reached (see above); 0 when no ring has any. */
-uint64_t ctp_reorder_safe_until(const struct ctp_reorder *r);
 
 /* Lets out, oldest first, every queued record with a timestamp up to `until` (UINT64_MAX:
  * all of them). A ring's records keep their order among themselves. */
