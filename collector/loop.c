@@ -4,6 +4,7 @@
 #include "collector/loop.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -522,6 +523,22 @@ static void run_loop(struct loop *L)
 	}
 }
 
+/* The socket, and with --remove-socket-dir its directory (made for this run by the preload's
+ * plain form), go away at the end. */
+static void remove_socket(const struct ctp_collector_options *o)
+{
+	unlink(o->socket_path);
+	if (!o->remove_socket_dir)
+		return;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", o->socket_path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		rmdir(dir); /* only when empty: anything else in it is not ours to remove */
+	}
+}
+
 /* The end: processes still connected are drained and their state written as it stands. */
 static void finish(struct loop *L)
 {
@@ -684,7 +701,7 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	if (L.c.corrupt_rings)
 		fprintf(stderr, "ctp-collector: %llu corrupt rings were skipped\n",
 			(unsigned long long)L.c.corrupt_rings);
-	unlink(o->socket_path);
+	remove_socket(o);
 	ctp_emit_free(&L.c.em);
 	ctp_symbolizer_free(L.c.sym);
 	close(L.lfd);

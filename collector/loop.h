@@ -13,7 +13,8 @@ struct ctp_collector_options {
 	bool summary;
 	int level;
 	int grace_ms;
-	uint64_t spool_bytes; /* bound of the memory holding harvested, unconverted records */
+	uint64_t spool_bytes;	/* bound of the memory holding harvested, unconverted records */
+	bool remove_socket_dir; /* the socket's directory was made for this run: remove it too */
 };
 
 /* Runs the collector to its end. Returns the process exit status (0, or 1 on a fatal error

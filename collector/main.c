@@ -22,7 +22,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ctp-collector --socket PATH --output FILE [--ready-fd N] [--summary]\n"
-	      "                     [--level N] [--grace-ms N] [--spool-mb N]\n"
+	      "                     [--level N] [--grace-ms N] [--spool-mb N] "
+	      "[--remove-socket-dir]\n"
 	      "Listens on the Unix socket PATH for traced processes and writes their trace to "
 	      "FILE\n"
 	      "(zstd-compressed JSON Lines).\n"
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 	      "                  (default 2000)\n"
 	      "  --spool-mb N    memory for records harvested but not yet written, in MiB\n"
 	      "                  (default 256; when it is full, records are dropped and counted)\n"
+	      "  --remove-socket-dir  at the end, remove the socket's directory too (when empty)\n"
 	      "  --help, --version\n",
 	      f);
 }
@@ -60,6 +62,7 @@ int main(int argc, char **argv)
 		OPT_LEVEL,
 		OPT_GRACE,
 		OPT_SPOOL,
+		OPT_REMOVE_DIR,
 		OPT_HELP,
 		OPT_VERSION
 	};
@@ -71,6 +74,7 @@ int main(int argc, char **argv)
 		{"level", required_argument, NULL, OPT_LEVEL},
 		{"grace-ms", required_argument, NULL, OPT_GRACE},
 		{"spool-mb", required_argument, NULL, OPT_SPOOL},
+		{"remove-socket-dir", no_argument, NULL, OPT_REMOVE_DIR},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0},
@@ -119,6 +123,9 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			o.spool_bytes = (uint64_t)spool_mb << 20;
+			break;
+		case OPT_REMOVE_DIR:
+			o.remove_socket_dir = true;
 			break;
 		case OPT_HELP:
 			usage(stdout);

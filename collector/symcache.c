@@ -171,14 +171,3 @@ const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_sym
 	}
 	return e;
 }
-
-void ctp_symcache_warm(struct ctp_symcache *c, struct ctp_symbolizer *s)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < c->nmods; i++) {
-		const struct ctp_module_copy *m = &c->mods[i];
-		struct ctp_frame_info fi;
-		ctp_symbolize(s, m->path, m->build_id, m->build_id_len, m->base, m->lo, true, &fi);
-	}
-}

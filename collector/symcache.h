@@ -43,10 +43,6 @@ void ctp_symcache_free(struct ctp_symcache *c);
 /* Reads the segment's module blocks and adds modules not copied yet. */
 void ctp_symcache_read_modules(struct ctp_symcache *c, const struct ctp_segment_view *v);
 
-/* Loads every known module into the symbolizer (its tables and DWARF index), so that the
- * first stacks of a busy process do not stall the harvest while its ring fills. */
-void ctp_symcache_warm(struct ctp_symcache *c, struct ctp_symbolizer *s);
-
 /* Symbolizes `addr` (a return address of an unwound stack, or an entry function when
  * `return_address` is false), once per address. `v` is the process's mapping, re-read for new
  * modules when the address is in none known (dlopen); it may be NULL once the mapping is gone. */

@@ -124,8 +124,9 @@ bool ctp_autostart_collector(void)
 	/* The ready fd must survive the exec: a copy without close-on-exec. */
 	int ready_fd = (int)syscall(SYS_fcntl, pipe_fds[1], F_DUPFD, 1000);
 	snprintf(ready_arg, sizeof(ready_arg), "%d", ready_fd);
-	char *const argv[] = {"ctp-collector", "--socket",   socket_path, "--output",
-			      output,	       "--ready-fd", ready_arg,	  NULL};
+	char *const argv[] = {
+		"ctp-collector", "--socket", socket_path,	    "--output", output,
+		"--ready-fd",	 ready_arg,  "--remove-socket-dir", NULL};
 
 	/* Raw forks: no atfork handlers of the app's, no lock taken in the children. */
 	long child = syscall(SYS_fork);
