@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 
 #include "collector/loop.h"
+#include "collector/xalloc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -76,16 +77,6 @@ struct loop {
 /* Markers for epoll data that are not connections. */
 static char listen_tag, signal_tag, spool_tag;
 
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p) {
-		fputs("ctp-collector: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
 /* ---- exits ---------------------------------------------------------------------------- */
 
 static void exit_from_wait_status(struct ctp_exit_line *l, int status)
@@ -145,7 +136,7 @@ static void on_app_exit(struct loop *L, uint32_t pid, int status)
 		}
 	if (L->napp_exits == L->app_exits_cap) {
 		L->app_exits_cap = L->app_exits_cap ? L->app_exits_cap * 2 : 8;
-		L->app_exits = xrealloc(L->app_exits, L->app_exits_cap * sizeof(*L->app_exits));
+		L->app_exits = ctp_xrealloc(L->app_exits, L->app_exits_cap * sizeof(*L->app_exits));
 	}
 	L->app_exits[L->napp_exits++] = (struct app_exit){pid, status};
 }
@@ -173,7 +164,7 @@ static void decide_exit(struct loop *L, struct ctp_proc *p)
 		 * may say hello again, which makes this end an exec whose EXEC never came. */
 		if (L->nheld == L->held_cap) {
 			L->held_cap = L->held_cap ? L->held_cap * 2 : 8;
-			L->held = xrealloc(L->held, L->held_cap * sizeof(*L->held));
+			L->held = ctp_xrealloc(L->held, L->held_cap * sizeof(*L->held));
 		}
 		struct held_exit *h = &L->held[L->nheld++];
 		h->pid = p->pid;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 
 #include "collector/proc.h"
+#include "collector/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,16 +21,6 @@
 /* Passes of the final drain: a dead process's rings empty within capacity / DRAIN_TURN of
  * them; a live one (still writing after the grace period) is cut off after this many. */
 #define DRAIN_PASSES 256
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p) {
-		fputs("ctp-collector: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 static const struct ctp_header *header(const struct ctp_proc *p)
 {
@@ -109,7 +100,7 @@ static void walk_visit(void *ctx, struct ctp_block *b, uint64_t off)
 		return;
 	if (p->nchunks == p->chunks_cap) {
 		p->chunks_cap = p->chunks_cap ? p->chunks_cap * 2 : 8;
-		p->chunk_offs = xrealloc(p->chunk_offs, p->chunks_cap * sizeof(uint64_t));
+		p->chunk_offs = ctp_xrealloc(p->chunk_offs, p->chunks_cap * sizeof(uint64_t));
 	}
 	p->chunk_offs[p->nchunks++] = off;
 }
@@ -160,7 +151,7 @@ static struct ctp_ring_state *ring_state(struct ctp_proc *p, uint32_t index, uin
 		size_t cap = p->rings_cap ? p->rings_cap : 8;
 		while (cap <= index)
 			cap *= 2;
-		p->rings = xrealloc(p->rings, cap * sizeof(*p->rings));
+		p->rings = ctp_xrealloc(p->rings, cap * sizeof(*p->rings));
 		memset(p->rings + p->rings_cap, 0, (cap - p->rings_cap) * sizeof(*p->rings));
 		p->rings_cap = cap;
 	}

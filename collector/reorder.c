@@ -1,18 +1,9 @@
 #include "collector/reorder.h"
+#include "collector/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p) {
-		fputs("ctp-collector: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 void ctp_reorder_free(struct ctp_reorder *r)
 {
@@ -26,7 +17,7 @@ static struct ctp_reorder_queue *queue(struct ctp_reorder *r, uint32_t ring)
 {
 	if (ring >= r->nq) {
 		size_t n = ring + 1;
-		r->q = xrealloc(r->q, n * sizeof(*r->q));
+		r->q = ctp_xrealloc(r->q, n * sizeof(*r->q));
 		memset(r->q + r->nq, 0, (n - r->nq) * sizeof(*r->q));
 		r->nq = n;
 	}
@@ -76,7 +67,7 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 			size_t cap = q->cap ? q->cap : 64 * 1024;
 			while (q->tail + need > cap)
 				cap *= 2;
-			q->buf = xrealloc(q->buf, cap);
+			q->buf = ctp_xrealloc(q->buf, cap);
 			q->cap = cap;
 		}
 	}

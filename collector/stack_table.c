@@ -1,18 +1,9 @@
 #include "collector/stack_table.h"
+#include "collector/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p) {
-		fputs("ctp-collector: out of memory (stack table)\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 static uint64_t hash_frames(const uint64_t *f, uint32_t n)
 {
@@ -74,7 +65,7 @@ uint32_t ctp_stack_intern(struct ctp_stack_table *t, const uint64_t *frames, uin
 		size_t cap = t->arena_cap ? t->arena_cap : 4096;
 		while (cap - t->arena_len < n)
 			cap *= 2;
-		t->arena = xrealloc(t->arena, cap * sizeof(*t->arena));
+		t->arena = ctp_xrealloc(t->arena, cap * sizeof(*t->arena));
 		t->arena_cap = cap;
 	}
 	memcpy(t->arena + t->arena_len, frames, n * sizeof(*frames));

@@ -1,4 +1,5 @@
 #include "collector/symcache.h"
+#include "collector/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,16 +8,6 @@
 #include "ctp/atomics.h"
 
 #define ENTRY_BIT (1ull << 63)
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p) {
-		fputs("ctp-collector: out of memory (symbols)\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 void ctp_symcache_free(struct ctp_symcache *c)
 {
@@ -53,7 +44,7 @@ static void add_chunk(struct ctp_symcache *c, const struct ctp_module_ref *ref)
 			continue;
 		if (c->nmods == c->mods_cap) {
 			c->mods_cap = c->mods_cap ? c->mods_cap * 2 : 64;
-			c->mods = xrealloc(c->mods, c->mods_cap * sizeof(*c->mods));
+			c->mods = ctp_xrealloc(c->mods, c->mods_cap * sizeof(*c->mods));
 		}
 		struct ctp_module_copy *k = &c->mods[c->nmods++];
 		k->base = m.base;

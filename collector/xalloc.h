@@ -1,0 +1,11 @@
+/* Memory for the collector's own tables. Running out is fatal: a collector that went on with a
+ * table it could not grow would write a trace that silently lacks what did not fit. */
+#ifndef CTP_COLLECTOR_XALLOC_H
+#define CTP_COLLECTOR_XALLOC_H
+
+#include <stddef.h>
+
+/* realloc, or a message on stderr and abort(). */
+void *ctp_xrealloc(void *p, size_t n);
+
+#endif
