@@ -12,7 +12,8 @@
 enum { STACK_BYTES = 16 * 1024 };
 static ucontext_t main_ctx;
 static ucontext_t *ctx;
-static long current;
+static long current, count;
+static char *stacks;
 
 static void park(void)
 {
@@ -42,19 +43,19 @@ static long segment_bytes(void)
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 100000;
-	ctx = calloc((size_t)n, sizeof(*ctx));
-	char *stacks = malloc((size_t)n * STACK_BYTES);
+	/* Everything live across swapcontext is at file scope: it returns twice. */
+	count = argc > 1 ? atol(argv[1]) : 100000;
+	ctx = calloc((size_t)count, sizeof(*ctx));
+	stacks = malloc((size_t)count * STACK_BYTES);
 	if (!ctx || !stacks)
 		return 1;
-	for (long i = 0; i < n; i++) {
-		getcontext(&ctx[i]);
-		ctx[i].uc_stack.ss_sp = stacks + i * STACK_BYTES;
-		ctx[i].uc_stack.ss_size = STACK_BYTES;
-		makecontext(&ctx[i], park, 0);
-		current = i;
-		swapcontext(&main_ctx, &ctx[i]);
+	for (current = 0; current < count; current++) {
+		getcontext(&ctx[current]);
+		ctx[current].uc_stack.ss_sp = stacks + current * STACK_BYTES;
+		ctx[current].uc_stack.ss_size = STACK_BYTES;
+		makecontext(&ctx[current], park, 0);
+		swapcontext(&main_ctx, &ctx[current]);
 	}
-	printf("coroutines=%ld segment_bytes=%ld\n", n, segment_bytes());
+	printf("coroutines=%ld segment_bytes=%ld\n", count, segment_bytes());
 	return 0;
 }
