@@ -58,7 +58,8 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	ctp_thread_leave(t, state_before);
 }
 
-static void station_suspend(struct ctp_station *s, uint64_t now, const uint64_t *frames, uint32_t n)
+static inline __attribute__((always_inline)) void
+station_suspend(struct ctp_station *s, uint64_t now, const uint64_t *frames, uint32_t n)
 {
 	ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_SUSPENDED);
@@ -69,7 +70,8 @@ static void station_suspend(struct ctp_station *s, uint64_t now, const uint64_t 
 	ctp_station_write_end(s);
 }
 
-static void station_resume(struct ctp_station *s, uint32_t tid, uint64_t now)
+static inline __attribute__((always_inline)) void station_resume(struct ctp_station *s,
+								 uint32_t tid, uint64_t now)
 {
 	ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_RUNNING);
@@ -88,8 +90,10 @@ static void station_exit(struct ctp_station *s, uint64_t now)
 	ctp_station_write_end(s);
 }
 
-static void emit_switch(struct ctp_thread *t, uint64_t now, uint64_t from, uint64_t to,
-			uint32_t how, const uint64_t *frames, uint32_t n)
+static inline __attribute__((always_inline)) void emit_switch(struct ctp_thread *t, uint64_t now,
+							      uint64_t from, uint64_t to,
+							      uint32_t how, const uint64_t *frames,
+							      uint32_t n)
 {
 	uint32_t size = sizeof(struct ctp_rec_switch) + 8 * n;
 	struct ctp_rec_switch *rec = ctp_emit_reserve(t, size);
@@ -115,12 +119,10 @@ static void emit_exit(struct ctp_thread *t, uint64_t now, uint64_t coro, uint32_
 	ctp_emit_commit(t);
 }
 
-static inline __attribute__((always_inline)) void switch_with_stack(struct ctp_thread *t,
-								    uint32_t to, uint32_t how,
-								    const uint64_t *frames,
-								    uint32_t n)
+static inline __attribute__((always_inline)) void
+switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint64_t now,
+		  const uint64_t *frames, uint32_t n)
 {
-	uint64_t now = ctp_now();
 	struct ctp_station *from_s = ctp_station_at(t->current);
 	struct ctp_station *to_s = ctp_station_at(to);
 	station_suspend(from_s, now, frames, n);
@@ -130,21 +132,21 @@ static inline __attribute__((always_inline)) void switch_with_stack(struct ctp_t
 	t->current = to;
 }
 
-void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip)
+void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip, uint64_t now)
 {
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 	uint32_t n = 0;
 	int state = ctp_thread_enter(t);
 	if (ctp_proc.config.stack_depth)
 		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
-	switch_with_stack(t, to, how, frames, n);
+	switch_with_stack(t, to, how, now, frames, n);
 	ctp_thread_leave(t, state);
 }
 
 void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how)
 {
 	int state = ctp_thread_enter(t);
-	switch_with_stack(t, to, how, NULL, 0);
+	switch_with_stack(t, to, how, ctp_now(), NULL, 0);
 	ctp_thread_leave(t, state);
 }
 

@@ -40,6 +40,7 @@ static __thread struct pending_end pending_end __attribute__((tls_model("initial
 static inline __attribute__((always_inline)) void switch_to(struct ctp_thread *t, void *to,
 							    void *vp, uint32_t how)
 {
+	uint64_t now = ctp_now();
 	uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
 	if (idx == t->current)
 		return;
@@ -51,7 +52,7 @@ static inline __attribute__((always_inline)) void switch_to(struct ctp_thread *t
 		if (p)
 			p->start_data = vp;
 	}
-	ctp_coro_switch(t, idx, how, 1);
+	ctp_coro_switch(t, idx, how, 1, now);
 }
 
 /* Whether a jump comes from a context function's very last frame: one that jumped away for

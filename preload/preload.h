@@ -187,7 +187,16 @@ static inline void *ctp_emit_reserve(struct ctp_thread *t, uint32_t size)
 {
 	return ctp_ring_reserve(&t->ring, size);
 }
-CTP_HIDDEN void ctp_emit_commit(struct ctp_thread *t);
+CTP_HIDDEN void ctp_emit_wake_if_full(struct ctp_thread *t);
+
+/* Publishes the record; wakes a sleeping collector only when the ring fills up (CTP.md
+ * "Wakeup"). Inline: it runs for every record, the wake path almost never. */
+static inline void ctp_emit_commit(struct ctp_thread *t)
+{
+	ctp_ring_commit(&t->ring);
+	if (CTP_UNLIKELY(ctp_ring_fill(&t->ring) > (t->ring.mask + 1) / 2))
+		ctp_emit_wake_if_full(t);
+}
 CTP_HIDDEN void ctp_rings_fork_child(struct ctp_thread *t);
 
 /* ---- coroutine events (events.c): a ring record and the station update that go together ---- */
@@ -201,9 +210,12 @@ static inline uint64_t ctp_coro_new_id(void)
 CTP_HIDDEN void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
 			       uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
 			       uint32_t skip);
-/* A switch on thread t from t->current to `to`: suspend stack of the current coroutine (`skip`
- * frames of the preload's own), both stations, the SWITCH record; t->current becomes `to`. */
-CTP_HIDDEN void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip);
+/* A switch at `now` on thread t from t->current to `to`: suspend stack of the current coroutine
+ * (`skip` frames of the preload's own), both stations, the SWITCH record; t->current becomes
+ * `to`. Hooks read the clock before they look the target up, so that the clock's latency (the
+ * largest single cost of a switch) overlaps the lookup. */
+CTP_HIDDEN void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip,
+				uint64_t now);
 /* The same switch without a suspend stack: the hook runs on the target side already. */
 CTP_HIDDEN void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how);
 /* The current coroutine of t ends (how = the switch that ends it): EXIT record, station exited;
@@ -221,9 +233,33 @@ CTP_HIDDEN void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi);
 CTP_HIDDEN void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t hi);
 /* The coroutine station whose stack holds `sp`, or CTP_NO_STATION. */
 CTP_HIDDEN uint32_t ctp_stackmap_find(uint64_t sp);
+CTP_HIDDEN uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp);
+extern uint64_t ctp_stackmap_generation CTP_HIDDEN;
+
+/* Whether station idx is a live coroutine whose stack holds addr. */
+static inline bool ctp_station_holds(uint32_t idx, uint64_t addr)
+{
+	struct ctp_station *s = ctp_station_at(idx);
+	uint32_t state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
+	return state != CTP_STATE_FREE && state != CTP_STATE_EXITED &&
+	       __atomic_load_n(&s->stack_lo, __ATOMIC_RELAXED) <= addr &&
+	       addr < __atomic_load_n(&s->stack_hi, __ATOMIC_RELAXED);
+}
+
 /* The station a switch to a context whose stack pointer is `sp` resumes: a coroutine's, else
- * the thread whose own stack holds it (this thread's when none is known). */
-CTP_HIDDEN uint32_t ctp_station_for_sp(struct ctp_thread *t, uint64_t sp);
+ * the thread whose own stack holds it (this thread's when none is known). The thread's last
+ * answers are checked inline, on every switch; the stack map only when they do not hold. */
+static inline uint32_t ctp_station_for_sp(struct ctp_thread *t, uint64_t sp)
+{
+	uint64_t page = sp >> 12;
+	for (int k = 0; k < 2; k++)
+		if (t->lookup_page[k] == page && ctp_station_holds(t->lookup_idx[k], sp))
+			return t->lookup_idx[k];
+	if (t->own_page == page &&
+	    t->own_gen == __atomic_load_n(&ctp_stackmap_generation, __ATOMIC_ACQUIRE))
+		return t->self;
+	return ctp_station_for_sp_slow(t, sp);
+}
 
 CTP_HIDDEN void ctp_unwind_init(void);
 /* Fills up to `max` return addresses of the caller's caller (skipping `skip` frames of the

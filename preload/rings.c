@@ -81,12 +81,10 @@ void ctp_ring_detach(struct ctp_thread *t)
 	t->ring.ring = NULL;
 }
 
-void ctp_emit_commit(struct ctp_thread *t)
+void ctp_emit_wake_if_full(struct ctp_thread *t)
 {
-	ctp_ring_commit(&t->ring);
-	/* Wake a sleeping collector only when the ring fills up: see CTP.md "Wakeup". */
 	uint64_t half = (t->ring.mask + 1) / 2;
-	if (CTP_UNLIKELY(ctp_ring_fill(&t->ring) > half) && ctp_ring_fill_fresh(&t->ring) > half) {
+	if (ctp_ring_fill_fresh(&t->ring) > half) {
 		CTP_FENCE_SEQ_CST();
 		uint32_t sleeping = 1;
 		if (CTP_LOAD_RELAXED(&ctp_seg.hdr->sleep_flag) == 1 &&

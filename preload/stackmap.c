@@ -21,7 +21,8 @@ struct mid {
 
 static struct mid *top[LEVEL_SIZE];
 /* Counts registrations: a page found to hold no coroutine stack may hold one after the next. */
-static uint64_t generation;
+uint64_t ctp_stackmap_generation;
+#define generation ctp_stackmap_generation
 
 static void *new_node(size_t size)
 {
@@ -58,13 +59,7 @@ static struct leaf *leaf_for(uint64_t page, bool create)
 	return l;
 }
 
-static bool holds(uint32_t idx, uint64_t addr)
-{
-	struct ctp_station *s = ctp_station_at(idx);
-	uint32_t state = CTP_LOAD_RELAXED(&s->state);
-	return state != CTP_STATE_FREE && state != CTP_STATE_EXITED &&
-	       CTP_LOAD_RELAXED(&s->stack_lo) <= addr && addr < CTP_LOAD_RELAXED(&s->stack_hi);
-}
+#define holds ctp_station_holds
 
 /* A candidate that no longer covers any byte of the page can be replaced. */
 static bool stale(uint32_t v, uint64_t page)
@@ -162,15 +157,10 @@ static void match_thread_stack(uint32_t idx, struct ctp_station *s, void *arg)
 		q->found = idx;
 }
 
-uint32_t ctp_station_for_sp(struct ctp_thread *t, uint64_t sp)
+uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp)
 {
 	uint64_t page = sp >> PAGE_SHIFT;
-	for (int k = 0; k < 2; k++)
-		if (t->lookup_page[k] == page && holds(t->lookup_idx[k], sp))
-			return t->lookup_idx[k];
 	uint64_t gen = CTP_LOAD_ACQUIRE(&generation);
-	if (t->own_page == page && t->own_gen == gen)
-		return t->self;
 	uint32_t idx = ctp_stackmap_find(sp);
 	if (idx != CTP_NO_STATION) {
 		uint32_t k = t->lookup_next++ & 1;

@@ -26,9 +26,10 @@ CTP_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	CTP_REAL(swapcontext);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && ucp) {
+		uint64_t now = ctp_now();
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current)
-			ctp_coro_switch(t, to, CTP_HOW_SWAPCONTEXT, 1);
+			ctp_coro_switch(t, to, CTP_HOW_SWAPCONTEXT, 1, now);
 	}
 	/* Returns when someone switches back to oucp, maybe on another thread: nothing below may
 	 * use `t`. The resumer has already updated our station. */
