@@ -47,7 +47,7 @@ static void read_config(struct ctp_config *c)
 {
 	c->stack_depth =
 		(uint32_t)env_u64("CTP_STACK_DEPTH", CTP_DEFAULT_STACK_DEPTH, CTP_MAX_STACK_DEPTH);
-	c->ring_bytes = round_up_pow2(env_u64("CTP_RING_KB", 1024, 1u << 20) * 1024);
+	c->ring_bytes = round_up_pow2(env_u64("CTP_RING_KB", 4096, 1u << 20) * 1024);
 	c->segment_max = env_u64("CTP_SEGMENT_MAX_MB", 1024, 1u << 20) << 20;
 	c->socket_path = getenv("CTP_SOCKET");
 	/* Ids continue across exec (see exec_hooks.c): unique within the pid. */
