@@ -55,4 +55,13 @@ expect_eq "the main thread is running" running \
 	"$(q fib ".[] | select(.type == \"state\" and .coro == $main) | .state")"
 expect_eq "nothing lost" 0 "$(q fib '[.[] | select(.type == "loss")] | length')"
 
+# What a person reads: the report names the waiting fiber stuck, where it waits.
+"$CTP_CAT" --report --json "$WORK/fib.jsonl.zst" >"$WORK/fib.report.json" || true
+expect_eq "the report has the waiting fiber in a stuck group waiting in wait_forever" 1 \
+	"$(jq --argjson w "$waiter" '[.findings[] | select(.kind == "stuck" and (.coros | index($w))
+		and (.stack | any(startswith("wait_forever"))))] | length' "$WORK/fib.report.json")"
+expect_eq "and no failure (crash, lost wakeup, missed readiness)" 0 \
+	"$(jq '[.findings[] | select(.kind == "crash" or .kind == "lost_wakeup"
+		or .kind == "missed_readiness")] | length' "$WORK/fib.report.json")"
+
 finish
