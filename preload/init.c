@@ -73,7 +73,6 @@ static void fork_child(void)
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	ctp_stations_fork_child();
 	ctp_threads_fork_child();
 	if (!ctp_connection_open())
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);

@@ -125,7 +125,6 @@ CTP_HIDDEN struct ctp_coro_private *ctp_station_private(uint32_t idx);
 /* Calls fn for every station index handed out so far (slow: fork, lookups that missed). */
 CTP_HIDDEN void ctp_stations_each(void (*fn)(uint32_t idx, struct ctp_station *s, void *arg),
 				  void *arg);
-CTP_HIDDEN void ctp_stations_fork_child(void);
 
 /* ---- threads (threads.c) ---- */
 
@@ -236,14 +235,20 @@ CTP_HIDDEN uint32_t ctp_stackmap_find(uint64_t sp);
 CTP_HIDDEN uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp);
 extern uint64_t ctp_stackmap_generation CTP_HIDDEN;
 
-/* Whether station idx is a live coroutine whose stack holds addr. */
-static inline bool ctp_station_holds(uint32_t idx, uint64_t addr)
+/* Whether station idx is a live coroutine whose stack overlaps [lo, hi). */
+static inline bool ctp_station_live_over(uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	struct ctp_station *s = ctp_station_at(idx);
 	uint32_t state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
 	return state != CTP_STATE_FREE && state != CTP_STATE_EXITED &&
-	       __atomic_load_n(&s->stack_lo, __ATOMIC_RELAXED) <= addr &&
-	       addr < __atomic_load_n(&s->stack_hi, __ATOMIC_RELAXED);
+	       __atomic_load_n(&s->stack_lo, __ATOMIC_RELAXED) < hi &&
+	       lo < __atomic_load_n(&s->stack_hi, __ATOMIC_RELAXED);
+}
+
+/* Whether station idx is a live coroutine whose stack holds addr. */
+static inline bool ctp_station_holds(uint32_t idx, uint64_t addr)
+{
+	return ctp_station_live_over(idx, addr, addr + 1);
 }
 
 /* The station a switch to a context whose stack pointer is `sp` resumes: a coroutine's, else

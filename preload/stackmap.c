@@ -59,18 +59,11 @@ static struct leaf *leaf_for(uint64_t page, bool create)
 	return l;
 }
 
-#define holds ctp_station_holds
-
 /* A candidate that no longer covers any byte of the page can be replaced. */
 static bool stale(uint32_t v, uint64_t page)
 {
-	if (v == 0)
-		return true;
-	struct ctp_station *s = ctp_station_at(v - 1);
-	uint64_t lo = page << PAGE_SHIFT, hi = lo + (1u << PAGE_SHIFT);
-	uint32_t state = CTP_LOAD_RELAXED(&s->state);
-	return state == CTP_STATE_FREE || state == CTP_STATE_EXITED ||
-	       CTP_LOAD_RELAXED(&s->stack_hi) <= lo || CTP_LOAD_RELAXED(&s->stack_lo) >= hi;
+	return v == 0 ||
+	       !ctp_station_live_over(v - 1, page << PAGE_SHIFT, (page + 1) << PAGE_SHIFT);
 }
 
 void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi)
@@ -115,15 +108,9 @@ void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t
 			continue;
 		for (int k = 0; k < 2; k++) {
 			uint32_t v = CTP_LOAD_ACQUIRE(&l->slot[page & (LEVEL_SIZE - 1)][k]);
-			if (v == 0 || v - 1 == t->current)
-				continue;
-			struct ctp_station *s = ctp_station_at(v - 1);
-			uint32_t state = CTP_LOAD_RELAXED(&s->state);
 			/* Ended already (found on an earlier page), or its stack does not reach
-			 * into the new one: only overlaps are retired. */
-			if (state == CTP_STATE_FREE || state == CTP_STATE_EXITED ||
-			    CTP_LOAD_RELAXED(&s->stack_hi) <= lo ||
-			    CTP_LOAD_RELAXED(&s->stack_lo) >= hi)
+			 * into the new one: only live overlaps are retired. */
+			if (v == 0 || v - 1 == t->current || !ctp_station_live_over(v - 1, lo, hi))
 				continue;
 			ctp_coro_abandon(t, v - 1);
 		}
@@ -138,7 +125,7 @@ uint32_t ctp_stackmap_find(uint64_t sp)
 	uint32_t *slot = l->slot[(sp >> PAGE_SHIFT) & (LEVEL_SIZE - 1)];
 	for (int k = 0; k < 2; k++) {
 		uint32_t v = CTP_LOAD_ACQUIRE(&slot[k]);
-		if (v && holds(v - 1, sp))
+		if (v && ctp_station_holds(v - 1, sp))
 			return v - 1;
 	}
 	return CTP_NO_STATION;
@@ -153,7 +140,7 @@ static void match_thread_stack(uint32_t idx, struct ctp_station *s, void *arg)
 {
 	struct thread_search *q = arg;
 	if (q->found == CTP_NO_STATION && CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD &&
-	    holds(idx, q->sp))
+	    ctp_station_holds(idx, q->sp))
 		q->found = idx;
 }
 

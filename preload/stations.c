@@ -120,9 +120,3 @@ void ctp_stations_each(void (*fn)(uint32_t idx, struct ctp_station *s, void *arg
 		if (CTP_LOAD_ACQUIRE(&dir.chunk[i >> CHUNK_SHIFT]))
 			fn(i, ctp_station_at(i), arg);
 }
-
-void ctp_stations_fork_child(void)
-{
-	/* The directory still points into the same range, now our own copy. Only stations of
-	 * threads other than the forking one need fixing: those threads do not exist here. */
-}
