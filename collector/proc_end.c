@@ -32,10 +32,16 @@ static void state_from_station(struct ctp_proc *p, const struct ctp_station_snap
 		ctp_emit_coro(&p->c->em, &l);
 	}
 	c->flags |= CTP_CORO_FINAL;
+	uint32_t state = s->state;
+	if (state == CTP_STATE_LEFT)
+		/* Nothing came back to it: a coroutine that left by setcontext ended there, unless
+		 * it waits on an fd (a scheduler that suspends with setcontext). */
+		state = ctp_wait_current(s->wait_fd, s->wait_op, s->switches) ? CTP_STATE_SUSPENDED
+									      : CTP_STATE_EXITED;
 	struct ctp_state_line l = {
 		.pid = p->pid,
 		.coro = s->coro,
-		.state = s->state,
+		.state = state,
 		.tid = s->tid,
 		.has_since = true,
 		.since = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created),
@@ -43,11 +49,11 @@ static void state_from_station(struct ctp_proc *p, const struct ctp_station_snap
 		.wait_fd = s->wait_fd,
 		.wait_op = s->wait_op,
 	};
-	if (s->state == CTP_STATE_EXITED)
+	if (state == CTP_STATE_EXITED)
 		l.wait_fd = -1;
-	if (s->state == CTP_STATE_SUSPENDED && s->stack_len > 0)
+	if (state == CTP_STATE_SUSPENDED && s->stack_len > 0)
 		l.stack = ctp_proc_intern_stack(p, s->frames, s->stack_len);
-	if (s->state == CTP_STATE_RUNNING && p->nrunning < CTP_PROC_MAX_RUNNING)
+	if (state == CTP_STATE_RUNNING && p->nrunning < CTP_PROC_MAX_RUNNING)
 		p->running[p->nrunning++] = s->coro;
 	ctp_emit_state(&p->c->em, &l);
 }

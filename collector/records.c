@@ -46,7 +46,7 @@ void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx)
 			 * best knowledge there is: use the last copy. */
 			ctp_station_read(s, ref.depth, &snap);
 			if (snap.coro == 0 || snap.state == CTP_STATE_FREE ||
-			    snap.state > CTP_STATE_EXITED)
+			    snap.state > CTP_STATE_LEFT)
 				continue;
 			fn(p, &snap, ctx);
 		}

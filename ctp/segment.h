@@ -84,6 +84,10 @@ enum ctp_coro_state {
 	CTP_STATE_RUNNING = 2,
 	CTP_STATE_SUSPENDED = 3,
 	CTP_STATE_EXITED = 4,
+	/* Left by a setcontext: suspended, for a program may come back to it (getcontext and
+	 * setcontext as a scheduler's switch); ended, unless something resumes it or it waits on
+	 * an fd. The collector writes it so in the final state. */
+	CTP_STATE_LEFT = 5,
 };
 
 enum ctp_coro_kind {

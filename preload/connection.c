@@ -3,6 +3,8 @@
  * stdio) is involved. The socket is moved to a high fd and closed on exec. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +38,9 @@ static uint32_t append_proc_strings(const char *path, char *buf, uint32_t *len, 
 	return strings;
 }
 
-static bool send_hello(void)
+static bool wait_writable(long *budget_ms);
+
+static bool send_hello(long *budget_ms)
 {
 	static char msg[CTP_WIRE_MAX];
 	struct ctp_msg_hello *h = (struct ctp_msg_hello *)msg;
@@ -67,46 +71,110 @@ static bool send_hello(void)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &ctp_seg.memfd, sizeof(int));
-	return syscall(SYS_sendmsg, sock, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len;
+	for (;;) {
+		long n = syscall(SYS_sendmsg, sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == (ssize_t)iov.iov_len)
+			return true;
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR) || !wait_writable(budget_ms))
+			return false;
+	}
+}
+
+/* How long a new process waits for a collector that does not take its connection: it then runs
+ * untraced rather than wedged (a stopped or overloaded collector must not stop the program). */
+enum { CONNECT_PATIENCE_MS = 500, POLL_STEP_MS = 10 };
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	syscall(SYS_nanosleep, &ts, NULL);
+}
+
+/* Waits until sock is writable, for at most *budget_ms (decremented). */
+static bool wait_writable(long *budget_ms)
+{
+	while (*budget_ms > 0) {
+		struct pollfd p = {.fd = sock, .events = POLLOUT};
+		long step = *budget_ms < POLL_STEP_MS ? *budget_ms : POLL_STEP_MS;
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = step * 1000000L};
+		long n = syscall(SYS_ppoll, &p, 1, &ts, NULL, 8);
+		*budget_ms -= step;
+		if (n > 0)
+			return (p.revents & POLLOUT) != 0;
+	}
+	return false;
+}
+
+/* Connects without blocking: a listener whose backlog is full answers EAGAIN at once, and is
+ * tried again for a while. */
+static bool connect_bounded(const struct sockaddr_un *addr, long *budget_ms)
+{
+	for (;;) {
+		if (syscall(SYS_connect, sock, addr, sizeof(*addr)) == 0)
+			return true;
+		if (errno == EINPROGRESS)
+			return wait_writable(budget_ms);
+		if (errno != EAGAIN || *budget_ms <= 0)
+			return false;
+		sleep_ms(POLL_STEP_MS);
+		*budget_ms -= POLL_STEP_MS;
+	}
+}
+
+static void drop_socket(void)
+{
+	if (sock >= 0)
+		syscall(SYS_close, sock);
+	sock = -1;
 }
 
 bool ctp_connection_open(void)
 {
+	int saved_errno = errno;
+	bool ok = false;
 	const char *path = ctp_proc.config.socket_path;
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(addr.sun_path)) {
 		ctp_log("CTP_SOCKET is too long: ", path, NULL);
-		return false;
+		goto out;
 	}
 	strcpy(addr.sun_path, path);
-	if (sock >= 0)
-		syscall(SYS_close, sock); /* after fork: the parent's connection is the parent's */
-	sock = (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sock < 0 || syscall(SYS_connect, sock, &addr, sizeof(addr)) != 0) {
+	/* After fork: the parent's connection is the parent's. Closed only if the number still
+	 * names it: the program may have reused the number. */
+	if (sock >= 0 && ctp_own_fd_valid(&sock))
+		syscall(SYS_close, sock);
+	sock = (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	long budget = CONNECT_PATIENCE_MS;
+	if (sock < 0 || !connect_bounded(&addr, &budget)) {
 		ctp_log("cannot reach the collector at ", path, ": running untraced");
-		if (sock >= 0)
-			syscall(SYS_close, sock);
-		sock = -1;
-		return false;
+		drop_socket();
+		goto out;
 	}
 	sock = ctp_own_fd_move_high(sock);
-	static bool registered;
-	if (!registered)
-		ctp_own_fd_register(&sock);
-	registered = true;
-	if (!send_hello()) {
+	ctp_own_fd_register(&sock);
+	if (!send_hello(&budget)) {
 		ctp_log("the collector did not take the segment: running untraced", NULL, NULL);
-		return false;
+		drop_socket();
+		goto out;
 	}
-	return true;
+	ok = true;
+out:
+	errno = saved_errno;
+	return ok;
 }
 
 void ctp_connection_wake(void)
 {
 	int saved = errno;
 	char b = CTP_WAKE_BYTE;
-	long rc = syscall(SYS_sendto, __atomic_load_n(&sock, __ATOMIC_RELAXED), &b, 1,
-			  MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+	/* The wake byte must never land in a socket of the program's. */
+	if (!ctp_own_fd_valid(&sock)) {
+		ctp_process_stop(
+			"the tracer's connection to the collector was closed by the program");
+		errno = saved;
+		return;
+	}
+	long rc = syscall(SYS_sendto, sock, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
 	if (rc < 0 && errno != EAGAIN && errno != EINTR)
 		ctp_process_stop("the collector is gone");
 	errno = saved;
@@ -116,6 +184,7 @@ void ctp_connection_send_exec(void)
 {
 	struct ctp_msg_header h = {.magic = CTP_WIRE_MAGIC, .type = CTP_MSG_EXEC};
 	int saved = errno;
-	syscall(SYS_sendto, sock, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+	if (ctp_own_fd_valid(&sock))
+		syscall(SYS_sendto, sock, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
 	errno = saved;
 }

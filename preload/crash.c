@@ -1,7 +1,14 @@
-/* How a process ends, as far as it can tell: exit status through the exit calls, and for a
- * fatal signal, which thread and coroutine took it. The handlers are installed only where the
- * program left the default action, and put it back before the signal is delivered again, so the
- * program dies exactly as it would have (same signal, same core). */
+/* How a process ends, as far as it can tell: the exit status through the exit calls, and for a
+ * fault (SEGV, BUS, ILL, FPE, ABRT), which thread and coroutine took it and where.
+ *
+ * Do no harm: handlers exist only for those five fault signals, and only where the program left
+ * the default action. A signal that is not a fault (SIGINT from a terminal, SIGTERM, SIGTRAP,
+ * seccomp's SIGSYS...) is never touched, so it reaches the program exactly as untraced. After
+ * recording, the handler puts the default action back and lets the fault happen again (or sends
+ * the signal again when it was sent, not raised by an instruction), so the process dies of the
+ * same signal with the same core. A program that installs a handler of its own replaces ours;
+ * the sigaction hook keeps ours out of the program's sight (it reads back what it would have
+ * read untraced). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
@@ -14,61 +21,136 @@
 #include "preload.h"
 #include "real.h"
 
-/* Signals whose default action ends the process and that a program commonly dies of. */
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL,  SIGFPE, SIGABRT,
-				    SIGTRAP, SIGSYS, SIGTERM, SIGINT, SIGHUP};
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+enum { FAULT_SIGNALS = sizeof(fault_signals) / sizeof(fault_signals[0]) };
 enum { ALTSTACK_SIZE = 64 * 1024 };
+
+/* Which fault signals carry our handler right now (bit = signal number). */
+static uint64_t ours_installed;
+
+/* Resolved before any handler is installed: a handler must not call dlsym. */
+static int (*real_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static bool is_fault_signal(int sig)
+{
+	for (int i = 0; i < FAULT_SIGNALS; i++)
+		if (fault_signals[i] == sig)
+			return true;
+	return false;
+}
+
+/* Whether this process is the one the segment belongs to: a vfork child shares our memory and
+ * must not record its own end as ours. */
+static bool own_process(void)
+{
+	return (uint32_t)syscall(SYS_getpid) == ctp_proc.pid;
+}
 
 static void record_exit(uint32_t kind, int value)
 {
 	struct ctp_header *h = ctp_seg.hdr;
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING ||
-	    CTP_LOAD_RELAXED(&h->exit_kind) != CTP_EXIT_NONE)
+	    CTP_LOAD_RELAXED(&h->exit_kind) != CTP_EXIT_NONE || ctp_in_vfork_child() ||
+	    !own_process())
 		return;
 	h->exit_value = value;
 	CTP_STORE_RELEASE(&h->exit_kind, kind);
 }
 
-static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
+/* si_code > 0 means the kernel raised the signal for an instruction (a fault): its si_addr is
+ * the faulting address, and returning re-executes the instruction. Anything else was sent. */
+static bool raised_by_fault(const siginfo_t *info)
+{
+	return info->si_code > 0 && info->si_code != SI_KERNEL;
+}
+
+static void on_fault_signal(int sig, siginfo_t *info, void *uctx)
 {
 	(void)uctx;
+	int saved_errno = errno;
 	struct ctp_header *h = ctp_seg.hdr;
-	struct ctp_thread *t = ctp_thread_get();
-	if (h && __atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING) {
+	/* The thread as it is, busy or not: the fault may be in the tracer's own code. */
+	struct ctp_thread *t = &ctp_tls_thread;
+	if (t->state != CTP_THREAD_TRACING && t->state != CTP_THREAD_BUSY)
+		t = NULL;
+	if (h && __atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING &&
+	    !ctp_in_vfork_child() && own_process()) {
 		h->crash_tid = (uint32_t)syscall(SYS_gettid);
 		h->crash_coro = t && t->current != CTP_NO_STATION
 					? CTP_LOAD_RELAXED(&ctp_station_at(t->current)->coro)
 					: 0;
-		h->crash_addr = (uint64_t)info->si_addr;
+		h->crash_addr = raised_by_fault(info) ? (uint64_t)info->si_addr : 0;
 		record_exit(CTP_EXIT_SIGNAL, sig);
 	}
-	/* Default action again; a fault re-executes the instruction and dies of it, a signal
-	 * that was sent is sent again. */
+	/* The default action again, then the same signal: a fault re-executes the instruction and
+	 * dies of it; a signal that was sent (abort, kill) is sent again. Blocked until this
+	 * handler returns, so that it is delivered with the mask the program had. */
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
-	if (info->si_code <= 0 || sig == SIGABRT)
+	real_sigaction_fn(sig, &dfl, NULL);
+	__atomic_fetch_and(&ours_installed, ~(1ull << sig), __ATOMIC_RELAXED);
+	if (!raised_by_fault(info) || sig == SIGABRT)
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+	errno = saved_errno;
 }
 
 void ctp_crash_handlers_install(void)
 {
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+	CTP_REAL(sigaction);
+	real_sigaction_fn = real_sigaction;
+	for (int i = 0; i < FAULT_SIGNALS; i++) {
+		int sig = fault_signals[i];
 		struct sigaction old;
-		if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+		if (real_sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
 		    (old.sa_flags & SA_SIGINFO))
 			continue;
-		struct sigaction sa = {.sa_sigaction = on_fatal_signal,
-				       .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER};
+		struct sigaction sa = {.sa_sigaction = on_fault_signal,
+				       .sa_flags = SA_SIGINFO | SA_ONSTACK};
 		sigemptyset(&sa.sa_mask);
-		sigaction(fatal_signals[i], &sa, NULL);
+		if (real_sigaction(sig, &sa, NULL) == 0)
+			__atomic_fetch_or(&ours_installed, 1ull << sig, __ATOMIC_RELAXED);
 	}
 }
 
-void ctp_crash_altstack_for_thread(void)
+/* The program asks for, or changes, a signal's action. Where ours stands in for the default,
+ * the program reads back the default, as it would untraced; once it installs its own, ours is
+ * gone for good. */
+CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
-	/* A coroutine that overflows its stack can only be reported from another stack. Only where
-	 * the program has none of its own. */
+	CTP_REAL(sigaction);
+	int saved_errno = errno;
+	bool was_ours = sig > 0 && sig < 64 && is_fault_signal(sig) &&
+			(__atomic_load_n(&ours_installed, __ATOMIC_RELAXED) & (1ull << sig));
+	int rc = real_sigaction(sig, act, oldact);
+	if (rc != 0 || !was_ours)
+		return rc;
+	if (oldact && oldact->sa_sigaction == on_fault_signal) {
+		memset(oldact, 0, sizeof(*oldact));
+		oldact->sa_handler = SIG_DFL;
+		sigemptyset(&oldact->sa_mask);
+	}
+	if (act)
+		__atomic_fetch_and(&ours_installed, ~(1ull << sig), __ATOMIC_RELAXED);
+	errno = saved_errno;
+	return rc;
+}
+
+/* glibc's signal() sets the action without going through the sigaction hook. */
+CTP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	CTP_REAL(signal);
+	sighandler_t old = real_signal(sig, handler);
+	if ((void *)old == (void *)on_fault_signal) {
+		__atomic_fetch_and(&ours_installed, ~(1ull << sig), __ATOMIC_RELAXED);
+		return SIG_DFL;
+	}
+	return old;
+}
+
+/* A coroutine that overflows its stack can only be reported from another stack. Only where
+ * the program has none of its own; given back at thread exit. */
+void ctp_crash_altstack_for_thread(struct ctp_thread *t)
+{
 	stack_t old;
 	if (sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
 		return;
@@ -77,8 +159,26 @@ void ctp_crash_altstack_for_thread(void)
 	if (p == MAP_FAILED)
 		return;
 	stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE};
-	if (sigaltstack(&ss, NULL) != 0)
+	if (sigaltstack(&ss, NULL) != 0) {
 		munmap(p, ALTSTACK_SIZE);
+		return;
+	}
+	t->altstack = p;
+}
+
+void ctp_crash_altstack_release(struct ctp_thread *t)
+{
+	if (!t->altstack)
+		return;
+	stack_t cur;
+	/* Only while it is still ours and not in use: the program may have put its own. */
+	if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->altstack &&
+	    !(cur.ss_flags & SS_ONSTACK)) {
+		stack_t off = {.ss_flags = SS_DISABLE};
+		if (sigaltstack(&off, NULL) == 0)
+			munmap(t->altstack, ALTSTACK_SIZE);
+	}
+	t->altstack = NULL;
 }
 
 static void record_status_at_exit(int status, void *arg)

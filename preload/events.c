@@ -58,11 +58,13 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	ctp_thread_leave(t, state_before);
 }
 
-static inline __attribute__((always_inline)) void
-station_suspend(struct ctp_station *s, uint64_t now, const uint64_t *frames, uint32_t n)
+static inline __attribute__((always_inline)) void station_suspend(struct ctp_station *s,
+								  uint32_t state, uint64_t now,
+								  const uint64_t *frames,
+								  uint32_t n)
 {
 	ctp_station_write_begin(s);
-	CTP_STORE_RELAXED(&s->state, CTP_STATE_SUSPENDED);
+	CTP_STORE_RELAXED(&s->state, state);
 	CTP_STORE_RELAXED(&s->last_switch, now);
 	CTP_STORE_RELAXED(&s->stack_len, n);
 	for (uint32_t i = 0; i < n; i++)
@@ -125,7 +127,8 @@ switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint64_t now,
 {
 	struct ctp_station *from_s = ctp_station_at(t->current);
 	struct ctp_station *to_s = ctp_station_at(to);
-	station_suspend(from_s, now, frames, n);
+	station_suspend(from_s, how == CTP_HOW_SETCONTEXT ? CTP_STATE_LEFT : CTP_STATE_SUSPENDED,
+			now, frames, n);
 	station_resume(to_s, t->tid, now);
 	emit_switch(t, now, CTP_LOAD_RELAXED(&from_s->coro), CTP_LOAD_RELAXED(&to_s->coro), how,
 		    frames, n);
@@ -187,4 +190,13 @@ void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx)
 	station_exit(s, now);
 	recycle(t, idx);
 	ctp_thread_leave(t, state);
+}
+
+void ctp_thread_end(struct ctp_thread *t)
+{
+	uint64_t now = ctp_now();
+	struct ctp_station *s = ctp_station_at(t->self);
+	emit_exit(t, now, CTP_LOAD_RELAXED(&s->coro), 0);
+	station_exit(s, now);
+	ctp_station_free(t->self);
 }

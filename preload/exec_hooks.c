@@ -6,6 +6,7 @@
  * the pid. glibc's exec* functions call execve internally, not through the PLT: each is hooked. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 
 extern char **environ;
 
-enum { MAX_EXEC_ARGS = 4096, ENV_EXTRA = 16, VAR_MAX = 4096 };
+enum { ENV_EXTRA = 16, VAR_MAX = 4096 };
 
 /* The tracing variables as they were at start: the program may have unset them since. */
 static char inherited[ENV_EXTRA][VAR_MAX];
@@ -63,19 +64,28 @@ static size_t child_environment_bytes(char *const envp[])
 	return (count + ENV_EXTRA + 1) * sizeof(char *) + 2 * VAR_MAX;
 }
 
-/* The child's environment: the program's, plus what tracing needs. Built in fresh pages (an exec
- * path, so a mapping is fine: the exec frees it; free_child_environment where there is none). */
-static char **child_environment(char *const envp[])
+/* Whether envp lacks something a traced child needs: the preload, or a tracing variable. */
+static bool lacks_tracing(char *const envp[])
 {
-	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
-		return (char **)envp;
+	const char *old_preload = find_var(envp, "LD_PRELOAD=");
+	if (!old_preload || !strstr(old_preload, preload_path))
+		return true;
+	for (int i = 0; i < inherited_count; i++) {
+		size_t name_len = strchr(inherited[i], '=') - inherited[i] + 1;
+		if (!has_var(envp, inherited[i], name_len))
+			return true;
+	}
+	return false;
+}
+
+/* The child's environment in `mem` (child_environment_bytes(envp) of it): the program's, plus
+ * what tracing needs. */
+static char **fill_environment(char *const envp[], void *mem, bool same_process)
+{
 	size_t count = 0;
 	for (char *const *e = envp; e && *e; e++)
 		count++;
-	size_t bytes = child_environment_bytes(envp);
-	char **out = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (out == MAP_FAILED)
-		return (char **)envp;
+	char **out = mem;
 	char *strings = (char *)(out + count + ENV_EXTRA + 1);
 	size_t n = 0;
 
@@ -90,19 +100,23 @@ static char **child_environment(char *const envp[])
 	} else {
 		preload = NULL;
 	}
-	char *base = strings + VAR_MAX;
-	snprintf(base, VAR_MAX, "CTP_CORO_BASE=%llu",
-		 (unsigned long long)CTP_LOAD_RELAXED(&ctp_seg.hdr->next_coro_id));
-
+	/* The same process gets a new image: its coroutine ids go on where they were. */
+	char *base = NULL;
+	if (same_process) {
+		base = strings + VAR_MAX;
+		snprintf(base, VAR_MAX, "CTP_CORO_BASE=%llu",
+			 (unsigned long long)CTP_LOAD_RELAXED(&ctp_seg.hdr->next_coro_id));
+	}
 	for (char *const *e = envp; e && *e; e++) {
 		if ((preload && strncmp(*e, "LD_PRELOAD=", 11) == 0) ||
-		    strncmp(*e, "CTP_CORO_BASE=", 14) == 0)
+		    (base && strncmp(*e, "CTP_CORO_BASE=", 14) == 0))
 			continue;
 		out[n++] = *e;
 	}
 	if (preload)
 		out[n++] = preload;
-	out[n++] = base;
+	if (base)
+		out[n++] = base;
 	for (int i = 0; i < inherited_count; i++) {
 		size_t name_len = strchr(inherited[i], '=') - inherited[i] + 1;
 		if (!has_var(envp, inherited[i], name_len))
@@ -112,18 +126,50 @@ static char **child_environment(char *const envp[])
 	return out;
 }
 
-static void free_child_environment(char **env, char *const envp[])
+/* The environment to exec with. In the process itself it is built in fresh pages (the exec frees
+ * them; release_environment when the exec failed). A vfork child must not map anything (the
+ * pages would stay in its parent): it passes the program's environment on when it has all that
+ * tracing needs, else builds it in `stack_mem`, room its caller made on its own stack. */
+static char **child_environment(char *const envp[], void *stack_mem)
 {
-	if (env != (char **)envp)
-		munmap(env, child_environment_bytes(envp));
+	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
+		return (char **)envp;
+	if (ctp_in_vfork_child()) {
+		if (!lacks_tracing(envp) || !stack_mem)
+			return (char **)envp;
+		return fill_environment(envp, stack_mem, false);
+	}
+	bool same_process = (uint32_t)syscall(SYS_getpid) == ctp_proc.pid;
+	void *mem = mmap(NULL, child_environment_bytes(envp), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return (char **)envp;
+	return fill_environment(envp, mem, same_process);
 }
+
+static void release_environment(char **env, char *const envp[])
+{
+	int saved_errno = errno;
+	if (env != (char **)envp && !ctp_in_vfork_child())
+		munmap(env, child_environment_bytes(envp));
+	errno = saved_errno;
+}
+
+/* Room for a vfork child's environment on its stack, in the hook's own frame; none when it is
+ * not a vfork child or the environment would not fit in what a small stack can spare. */
+enum { VFORK_ENV_MAX = 64 * 1024 };
+#define VFORK_ENV_ROOM(envp)                                                                       \
+	(ctp_in_vfork_child() && lacks_tracing(envp) &&                                            \
+			 child_environment_bytes(envp) <= VFORK_ENV_MAX                            \
+		 ? __builtin_alloca(child_environment_bytes(envp))                                 \
+		 : NULL)
 
 /* Called just before the image is replaced. Not in a vfork child: it shares our memory and our
  * connection, and its exec is not ours. */
 static void before_exec(void)
 {
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING &&
-	    (uint32_t)syscall(SYS_getpid) == ctp_proc.pid)
+	    !ctp_in_vfork_child() && (uint32_t)syscall(SYS_getpid) == ctp_proc.pid)
 		ctp_connection_send_exec();
 }
 
@@ -131,7 +177,10 @@ CTP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execve);
 	before_exec();
-	return real_execve(path, argv, child_environment(envp));
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int rc = real_execve(path, argv, env);
+	release_environment(env, envp);
+	return rc;
 }
 
 CTP_EXPORT int execv(const char *path, char *const argv[])
@@ -143,7 +192,10 @@ CTP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execvpe);
 	before_exec();
-	return real_execvpe(file, argv, child_environment(envp));
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int rc = real_execvpe(file, argv, env);
+	release_environment(env, envp);
+	return rc;
 }
 
 CTP_EXPORT int execvp(const char *file, char *const argv[])
@@ -155,7 +207,10 @@ CTP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	CTP_REAL(fexecve);
 	before_exec();
-	return real_fexecve(fd, argv, child_environment(envp));
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int rc = real_fexecve(fd, argv, env);
+	release_environment(env, envp);
+	return rc;
 }
 
 CTP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
@@ -163,45 +218,64 @@ CTP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 {
 	CTP_REAL(execveat);
 	before_exec();
-	return real_execveat(dirfd, path, argv, child_environment(envp), flags);
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int rc = real_execveat(dirfd, path, argv, env, flags);
+	release_environment(env, envp);
+	return rc;
 }
 
-/* execl, execlp, execle: the list becomes an argv on the stack. */
-#define COLLECT_ARGS(first, argv, ap)                                                              \
+/* execl, execlp, execle: the list becomes an argv on the stack, of exactly its length (the caller
+ * may run on a small coroutine stack, or be a vfork child on its parent's). */
+static size_t count_args(va_list ap)
+{
+	size_t n = 1;
+	while (va_arg(ap, char *) != NULL)
+		n++;
+	return n;
+}
+
+#define COLLECT_ARGS(first, ap, argv, count)                                                       \
 	do {                                                                                       \
-		int i_ = 0;                                                                        \
-		argv[i_++] = (char *)(first);                                                      \
-		while (i_ < MAX_EXEC_ARGS - 1 && (argv[i_] = va_arg(ap, char *)) != NULL)          \
-			i_++;                                                                      \
-		argv[i_] = NULL;                                                                   \
+		argv[0] = (char *)(first);                                                         \
+		for (size_t i_ = 1; i_ <= (count); i_++)                                           \
+			argv[i_] = va_arg(ap, char *); /* the last one is the NULL */              \
 	} while (0)
 
 CTP_EXPORT int execl(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_EXEC_ARGS];
-	va_list ap;
+	va_list ap, counting;
 	va_start(ap, arg);
-	COLLECT_ARGS(arg, argv, ap);
+	va_copy(counting, ap);
+	size_t count = count_args(counting);
+	va_end(counting);
+	char *argv[count + 1];
+	COLLECT_ARGS(arg, ap, argv, count);
 	va_end(ap);
 	return execve(path, argv, environ);
 }
 
 CTP_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	char *argv[MAX_EXEC_ARGS];
-	va_list ap;
+	va_list ap, counting;
 	va_start(ap, arg);
-	COLLECT_ARGS(arg, argv, ap);
+	va_copy(counting, ap);
+	size_t count = count_args(counting);
+	va_end(counting);
+	char *argv[count + 1];
+	COLLECT_ARGS(arg, ap, argv, count);
 	va_end(ap);
 	return execvpe(file, argv, environ);
 }
 
 CTP_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_EXEC_ARGS];
-	va_list ap;
+	va_list ap, counting;
 	va_start(ap, arg);
-	COLLECT_ARGS(arg, argv, ap);
+	va_copy(counting, ap);
+	size_t count = count_args(counting);
+	va_end(counting);
+	char *argv[count + 1];
+	COLLECT_ARGS(arg, ap, argv, count);
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return execve(path, argv, envp);
@@ -211,9 +285,9 @@ CTP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	CTP_REAL(posix_spawn);
-	char **env = child_environment(envp);
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
 	int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
-	free_child_environment(env, envp);
+	release_environment(env, envp);
 	return rc;
 }
 
@@ -221,8 +295,8 @@ CTP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	CTP_REAL(posix_spawnp);
-	char **env = child_environment(envp);
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
 	int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
-	free_child_environment(env, envp);
+	release_environment(env, envp);
 	return rc;
 }

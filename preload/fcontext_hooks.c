@@ -10,11 +10,15 @@
  * nothing: Boost.Fiber switches with resume_with, whose function also returns an empty fiber
  * while the context it left lives on (kept in its scheduler). So a coroutine ends when it makes
  * an ontop switch with its start data and the function then returns a null fctx. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
 #include <stddef.h>
 
 #include "ctp/station.h"
 #include "preload.h"
-#include "real.h"
+#include "real_lookup.h"
 
 /* boost::context::detail::transfer_t: two pointers, returned in rax:rdx under the SysV ABI. */
 struct fcontext_transfer {
@@ -55,24 +59,79 @@ static inline __attribute__((always_inline)) void switch_to(struct ctp_thread *t
 	ctp_coro_switch(t, idx, how, 1, now);
 }
 
-/* Whether a jump comes from a context function's very last frame: one that jumped away for
- * good with a tail call (pdns-recursor's MTasker ends its coroutines so). Such a frame returns
- * into make_fcontext's own exit path, which calls _exit; the context can never run again. */
+static struct ctp_real_cache real_jump, real_ontop, real_make;
+
+/* The real functions for a call from `caller`: in the global scope, or in the calling library's
+ * own when Boost.Context was loaded with it RTLD_LOCAL (see real_lookup.c). */
+#define REAL_FOR_CALLER(cache, name, caller)                                                       \
+	((__typeof__(name) *)ctp_real_for_caller(&(cache), #name, (caller), (const void *)(name)))
+
+/* Where a context function returns to: the exit path that make_fcontext builds into every new
+ * context (it calls _exit). A jump whose return address is that path comes from a context
+ * function's very last frame, one that jumped away for good with a tail call (pdns-recursor's
+ * MTasker ends its coroutines so): the context can never run again. Known per library that
+ * holds a make_fcontext, as the range of that symbol (its ELF size). */
+struct exit_path {
+	uintptr_t lo, hi;
+};
+enum { MAX_EXIT_PATHS = CTP_REAL_LOCAL_MAX + 1 };
+static struct exit_path exit_paths[MAX_EXIT_PATHS];
+static uint32_t exit_path_count;
+static int exit_path_lock;
+
+static void note_exit_path(void *make)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	uint64_t size = 0;
+	if (make && dladdr1(make, &info, (void **)&sym, RTLD_DL_SYMENT) && sym)
+		size = sym->st_size;
+	if (size == 0) {
+		static int warned;
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+			ctp_log("make_fcontext has no symbol size: the ends of coroutines that "
+				"leave "
+				"with a tail jump (pdns-recursor) are not seen",
+				NULL, NULL);
+	}
+	if (__atomic_exchange_n(&exit_path_lock, 1, __ATOMIC_ACQUIRE))
+		return; /* another thread notes one: this one tries again at its next make_fcontext
+			 */
+	uint32_t n = exit_path_count;
+	bool known = false;
+	for (uint32_t i = 0; i < n; i++)
+		known |= exit_paths[i].lo == (uintptr_t)make;
+	if (!known && n < MAX_EXIT_PATHS) {
+		/* With no size, an empty range: known, and never matching. */
+		exit_paths[n] = (struct exit_path){(uintptr_t)make, (uintptr_t)make + size};
+		__atomic_store_n(&exit_path_count, n + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&exit_path_lock, 0, __ATOMIC_RELEASE);
+}
+
+static bool leaves_for_good_known(void *make)
+{
+	uint32_t n = __atomic_load_n(&exit_path_count, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++)
+		if (exit_paths[i].lo == (uintptr_t)make)
+			return true;
+	return false;
+}
+
 static bool leaves_for_good(void *return_address)
 {
-	static uintptr_t make_fcontext_addr;
-	uintptr_t make = __atomic_load_n(&make_fcontext_addr, __ATOMIC_RELAXED);
-	if (CTP_UNLIKELY(make == 0)) {
-		make = (uintptr_t)dlsym(RTLD_NEXT, "make_fcontext");
-		__atomic_store_n(&make_fcontext_addr, make, __ATOMIC_RELAXED);
-	}
 	uintptr_t r = (uintptr_t)return_address;
-	return make && r > make && r < make + 0x80; /* Boost 1.74: make_fcontext+0x2f */
+	uint32_t n = __atomic_load_n(&exit_path_count, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++)
+		if (r > exit_paths[i].lo && r < exit_paths[i].hi)
+			return true;
+	return false;
 }
 
 CTP_EXPORT struct fcontext_transfer jump_fcontext(void *to, void *vp)
 {
-	CTP_REAL(jump_fcontext);
+	__typeof__(jump_fcontext) *real_jump_fcontext =
+		REAL_FOR_CALLER(real_jump, jump_fcontext, __builtin_return_address(0));
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && to) {
 		if (CTP_UNLIKELY(leaves_for_good(__builtin_return_address(0)))) {
@@ -119,7 +178,8 @@ static inline bool is_last_switch(struct ctp_thread *t, void *vp)
 
 CTP_EXPORT struct fcontext_transfer ontop_fcontext(void *to, void *vp, fcontext_ontop_fn fn)
 {
-	CTP_REAL(ontop_fcontext);
+	__typeof__(ontop_fcontext) *real_ontop_fcontext =
+		REAL_FOR_CALLER(real_ontop, ontop_fcontext, __builtin_return_address(0));
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && to && fn) {
 		if (CTP_UNLIKELY(is_last_switch(t, vp))) {
@@ -137,21 +197,28 @@ CTP_EXPORT struct fcontext_transfer ontop_fcontext(void *to, void *vp, fcontext_
 
 CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext_transfer))
 {
-	CTP_REAL(make_fcontext);
+	__typeof__(make_fcontext) *real_make_fcontext =
+		REAL_FOR_CALLER(real_make, make_fcontext, __builtin_return_address(0));
 	void *ctx = real_make_fcontext(sp, size, fn);
 	struct ctp_thread *t = ctp_thread_get();
 	if (!t || !ctx || size == 0)
 		return ctx;
+	int saved_errno = errno;
+	if (CTP_UNLIKELY(!leaves_for_good_known(real_make_fcontext)))
+		note_exit_path((void *)real_make_fcontext);
 	uint64_t hi = (uint64_t)sp, lo = hi - size;
 	ctp_stackmap_retire_overlapping(t, lo, hi);
 	uint32_t idx = ctp_station_alloc();
-	if (idx == CTP_NO_STATION)
+	if (idx == CTP_NO_STATION) {
+		errno = saved_errno;
 		return ctx;
+	}
 	struct ctp_coro_private *p = ctp_station_private(idx);
 	if (p)
 		p->start_data = NULL;
 	ctp_coro_begin(t, idx, ctp_coro_new_id(), CTP_KIND_FCONTEXT, (uint64_t)fn, lo, hi,
 		       CTP_STATE_CREATED, 1);
 	ctp_stackmap_add(idx, lo, hi);
+	errno = saved_errno;
 	return ctx;
 }

@@ -64,18 +64,30 @@ void ctp_process_stop(const char *why)
 		ctp_log("tracing stopped: ", why, NULL);
 }
 
+/* Tracing ends in a child that could not get a segment or a connection of its own. */
+static void stop_in_child(void)
+{
+	__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
+	ctp_tls_thread.state = CTP_THREAD_OFF;
+}
+
 static void fork_child(void)
 {
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
 		return;
+	int saved_errno = errno;
 	ctp_proc.pid = (uint32_t)getpid();
 	if (!ctp_segment_fork_child()) {
-		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
+		stop_in_child();
+		errno = saved_errno;
 		return;
 	}
+	ctp_stations_fork_child();
+	ctp_modules_fork_child();
 	ctp_threads_fork_child();
 	if (!ctp_connection_open())
-		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
+		stop_in_child();
+	errno = saved_errno;
 }
 
 static void initialize(void)

@@ -3,6 +3,7 @@
  * CLOSE record names the closer (with its stack) and the coroutine that waited on the fd, whose
  * station is marked so that its final state says the fd was closed under it. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <unistd.h>
@@ -25,9 +26,11 @@ CTP_EXPORT int close(int fd)
 	return rc;
 }
 
-CTP_EXPORT int close_range(unsigned first, unsigned last, int flags)
+/* close_range over everything but the preload's own fds, with a CLOSE record for each fd the
+ * tracer knew something of. */
+static int close_range_sparing_ours(unsigned first, unsigned last, int flags,
+				    int (*real_close_range)(unsigned, unsigned, int))
 {
-	CTP_REAL(close_range);
 	int rc = ctp_own_fd_close_range(first, last, flags, real_close_range);
 	if (rc != 0 || (flags & CLOSE_RANGE_CLOEXEC))
 		return rc;
@@ -40,6 +43,29 @@ CTP_EXPORT int close_range(unsigned first, unsigned last, int flags)
 			ctp_io_close_end((int)fd, &c);
 	}
 	return rc;
+}
+
+CTP_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	CTP_REAL(close_range);
+	return close_range_sparing_ours(first, last, flags, real_close_range);
+}
+
+/* glibc's closefrom makes the close_range syscall itself, which no hook would see: the preload's
+ * fds would be gone. The same close_range, sparing ours; glibc's own fallback where the kernel
+ * has none (it fails the program the same way if that fails too). */
+CTP_EXPORT void closefrom(int lowfd)
+{
+	CTP_REAL(close_range);
+	CTP_REAL(closefrom);
+	int saved_errno = errno;
+	unsigned first = lowfd < 0 ? 0 : (unsigned)lowfd;
+	if (real_close_range && close_range_sparing_ours(first, ~0U, 0, real_close_range) == 0) {
+		errno = saved_errno;
+		return;
+	}
+	errno = saved_errno;
+	real_closefrom(lowfd);
 }
 
 CTP_EXPORT int dup2(int oldfd, int newfd)

@@ -1,5 +1,11 @@
 /* The module table: every loaded object with its load bias, range and build-id, so that the
- * collector can symbolize after the process is gone. Rescanned after each dlopen. */
+ * collector can symbolize after the process is gone.
+ *
+ * dlopen is not hooked: glibc searches a library with its caller's RUNPATH and namespace, and a
+ * wrapper would make the preload the caller. Instead the loader's own count of objects loaded
+ * (dl_iterate_phdr's dlpi_adds, which dlmopen namespaces count too) is compared at the moments
+ * that matter: a coroutine or thread starting, the process ending. The table is rescanned only
+ * when it changed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
@@ -10,13 +16,10 @@
 
 #include "ctp/atomics.h"
 #include "preload.h"
-#include "real.h"
 
 enum { MODULES_PER_CHUNK = 256 };
 
 static struct ctp_module_chunk *current_chunk;
-static int scan_lock;
-
 static void fill_modules(void *block, uint64_t off, void *arg)
 {
 	(void)off;
@@ -124,19 +127,32 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+static int scan_lock;
+static unsigned long long scanned_adds; /* dlpi_adds when the table was last brought up to date */
+
+static int read_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_adds;
+	return 1; /* the counter is the same in every entry: one is enough */
+}
+
 void ctp_modules_scan(void)
 {
-	while (__atomic_exchange_n(&scan_lock, 1, __ATOMIC_ACQUIRE))
-		__builtin_ia32_pause();
-	dl_iterate_phdr(add_module, NULL);
+	/* Never wait: a scan under way on another thread covers what this one would find. */
+	if (__atomic_exchange_n(&scan_lock, 1, __ATOMIC_ACQUIRE))
+		return;
+	unsigned long long adds = 0;
+	dl_iterate_phdr(read_adds, &adds);
+	if (adds != __atomic_load_n(&scanned_adds, __ATOMIC_RELAXED)) {
+		dl_iterate_phdr(add_module, NULL);
+		__atomic_store_n(&scanned_adds, adds, __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&scan_lock, 0, __ATOMIC_RELEASE);
 }
 
-CTP_EXPORT void *dlopen(const char *file, int mode)
+void ctp_modules_fork_child(void)
 {
-	CTP_REAL(dlopen);
-	void *handle = real_dlopen(file, mode);
-	if (handle && ctp_process_ready())
-		ctp_modules_scan();
-	return handle;
+	/* A scan that another thread had under way at the fork never ends in the child. */
+	__atomic_store_n(&scan_lock, 0, __ATOMIC_RELAXED);
 }

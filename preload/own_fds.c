@@ -1,34 +1,90 @@
 /* The preload's own file descriptors (the collector socket, the segment memfd) must outlive a
- * program that closes every fd it did not open (daemons, close_range, loops of close) or dup2s
- * over one. The I/O hooks ask here: a close of one of ours is answered with success and not
- * done, a close_range skips ours, and a dup2 onto one of ours first moves ours away. */
+ * program that closes every fd it did not open (daemons, close_range, closefrom, loops of close)
+ * or dup2s over one. The I/O hooks ask here: a close of one of ours is answered with success and
+ * not done, a close_range or closefrom skips ours, and a dup2 onto one of ours first moves ours
+ * away.
+ *
+ * What no hook sees (a raw close_range syscall, a close inside libc) can still close one of ours,
+ * and the program may then get the same number for a file of its own. So a number alone proves
+ * nothing: each fd of ours is known by the identity of its file (device and inode), checked
+ * before the preload uses it and before a close is refused. One whose identity changed is the
+ * program's now; the preload forgets it and never touches that number again. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "preload.h"
 
-enum { OWN_FD_FLOOR = 900 };
+enum { OWN_FD_FLOOR = 900, MAX_OWN_FDS = 4 };
 
 /* Each registered slot holds the address of the variable that keeps the fd, so that moving an
- * fd updates its user. */
-static int *own_slots[4];
+ * fd updates its user, and the identity of the file it had when it was made ours. */
+struct own_fd {
+	int *slot;
+	uint64_t dev, ino;
+};
+static struct own_fd own[MAX_OWN_FDS];
 static int own_count;
+
+static bool identity(int fd, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+	if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0)
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
+}
+
+static struct own_fd *find_slot(int *slot)
+{
+	for (int i = 0; i < own_count; i++)
+		if (own[i].slot == slot)
+			return &own[i];
+	return NULL;
+}
 
 void ctp_own_fd_register(int *slot)
 {
-	if (own_count < (int)(sizeof(own_slots) / sizeof(own_slots[0])))
-		own_slots[own_count++] = slot;
+	struct own_fd *o = find_slot(slot);
+	if (!o && own_count < MAX_OWN_FDS) {
+		o = &own[own_count];
+		o->slot = slot;
+		__atomic_store_n(&own_count, own_count + 1, __ATOMIC_RELEASE);
+	}
+	if (o && !identity(*slot, &o->dev, &o->ino))
+		o->dev = o->ino = 0;
+}
+
+/* Whether o's fd still names the file it was made for; forgets it when not. */
+static bool still_ours(struct own_fd *o, int fd)
+{
+	uint64_t dev, ino;
+	if (identity(fd, &dev, &ino) && dev == o->dev && ino == o->ino)
+		return true;
+	int expected = fd;
+	if (__atomic_compare_exchange_n(o->slot, &expected, -1, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		ctp_log("the program closed one of the tracer's fds", NULL, NULL);
+	return false;
+}
+
+bool ctp_own_fd_valid(int *slot)
+{
+	struct own_fd *o = find_slot(slot);
+	int fd = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	return o && fd >= 0 && still_ours(o, fd);
 }
 
 bool ctp_own_fd(int fd)
 {
-	if (fd < 0)
-		return false;
+	if (fd < 0 || ctp_in_vfork_child())
+		return false; /* a vfork child's fd table is its own: it closes its copies */
 	for (int i = 0; i < own_count; i++)
-		if (__atomic_load_n(own_slots[i], __ATOMIC_RELAXED) == fd)
-			return true;
+		if (__atomic_load_n(own[i].slot, __ATOMIC_RELAXED) == fd)
+			return still_ours(&own[i], fd);
 	return false;
 }
 
@@ -43,13 +99,15 @@ int ctp_own_fd_move_high(int fd)
 
 void ctp_own_fd_make_room(int target)
 {
+	if (target < 0 || ctp_in_vfork_child())
+		return;
 	for (int i = 0; i < own_count; i++) {
-		int fd = __atomic_load_n(own_slots[i], __ATOMIC_RELAXED);
-		if (fd != target)
+		int fd = __atomic_load_n(own[i].slot, __ATOMIC_RELAXED);
+		if (fd != target || !still_ours(&own[i], fd))
 			continue;
 		int moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, target + 1);
 		if (moved >= 0)
-			__atomic_store_n(own_slots[i], moved, __ATOMIC_RELAXED);
+			__atomic_store_n(own[i].slot, moved, __ATOMIC_RELAXED);
 		/* The program's dup2 now closes the old number; ours lives on at `moved`. */
 	}
 }
@@ -63,10 +121,10 @@ int ctp_own_fd_close_range(unsigned first, unsigned last, int flags,
 		/* The lowest of our fds inside [from, last], if any. */
 		unsigned next = last;
 		bool found = false;
-		for (int i = 0; i < own_count; i++) {
-			int fd = __atomic_load_n(own_slots[i], __ATOMIC_RELAXED);
+		for (int i = 0; i < own_count && !ctp_in_vfork_child(); i++) {
+			int fd = __atomic_load_n(own[i].slot, __ATOMIC_RELAXED);
 			if (fd >= 0 && (unsigned)fd >= from && (unsigned)fd <= last &&
-			    (!found || (unsigned)fd < next)) {
+			    (!found || (unsigned)fd < next) && still_ours(&own[i], fd)) {
 				next = (unsigned)fd;
 				found = true;
 			}

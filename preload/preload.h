@@ -59,12 +59,21 @@ CTP_HIDDEN void ctp_log(const char *a, const char *b, const char *c);
 
 /* ---- the segment (segment.c) ---- */
 
+/* One piece of the segment file mapped into the process (see segment.c). */
+struct ctp_extent {
+	uint64_t off, size; /* file range */
+	uint8_t *base;	    /* where it is mapped */
+};
+enum { CTP_MAX_EXTENTS = 64 };
+
 struct ctp_segment {
-	uint8_t *base;
 	struct ctp_header *hdr;
 	int memfd;
-	uint64_t used; /* bytes handed out, under the growth lock */
-	int lock;      /* growth lock: allocation only, never a switch */
+	uint64_t used;	 /* bytes handed out, under the growth lock */
+	uint64_t mapped; /* bytes of all extents, under the growth lock */
+	int lock;	 /* growth lock: allocation only, never a switch */
+	uint32_t extent_count;
+	struct ctp_extent extents[CTP_MAX_EXTENTS];
 };
 
 extern struct ctp_segment ctp_seg CTP_HIDDEN;
@@ -75,24 +84,16 @@ CTP_HIDDEN bool ctp_segment_create(void);
 CTP_HIDDEN uint64_t ctp_segment_alloc_block(uint32_t kind, uint64_t size,
 					    void (*fill)(void *block, uint64_t off, void *arg),
 					    void *arg);
-/* After fork, in the child: a private copy of the segment mapped over the same range. */
+/* After fork, in the child: a private copy of the segment mapped over the same ranges. */
 CTP_HIDDEN bool ctp_segment_fork_child(void);
-
-static inline void *ctp_segment_ptr(uint64_t off)
-{
-	return ctp_seg.base + off;
-}
+/* Where the byte at offset off is mapped (slow: allocation and block walks only). */
+CTP_HIDDEN void *ctp_segment_ptr(uint64_t off);
 
 /* ---- stations (stations.c) ---- */
 
-/* What the preload alone knows of a coroutine: how to start it. */
-#define CTP_MAX_ENTRY_ARGS 16
+/* What the preload alone knows of a coroutine (per station, private memory). */
 struct ctp_coro_private {
-	void (*fn)(void);
-	int argc;
-	void *link;	  /* uc_link at makecontext time: where glibc goes when fn returns */
 	void *start_data; /* fcontext: the data of its first resume (Boost: its record) */
-	uint64_t args[CTP_MAX_ENTRY_ARGS];
 };
 
 /* Stations come in chunks of a power of two, fixed at build time: finding one is on every
@@ -119,6 +120,7 @@ static inline struct ctp_station *ctp_station_at(uint32_t idx)
 }
 
 CTP_HIDDEN void ctp_stations_init(void);
+CTP_HIDDEN void ctp_stations_fork_child(void);
 CTP_HIDDEN uint32_t ctp_station_alloc(void);
 CTP_HIDDEN void ctp_station_free(uint32_t idx);
 CTP_HIDDEN struct ctp_coro_private *ctp_station_private(uint32_t idx);
@@ -147,12 +149,29 @@ struct ctp_thread {
 	uint64_t lookup_page[2];
 	uint32_t lookup_idx[2];
 	uint32_t lookup_next;
-	/* The last page of the thread's own stack resolved, good while no stack was registered
-	 * since (the stack map's generation): switches back to the thread skip the map. */
+	/* The last page resolved to this thread's own station (its own stack, or a stack nobody
+	 * registered), good while no stack was registered since (the stack map's generation):
+	 * switches back to the thread skip the map. */
 	uint64_t own_page;
 	uint64_t own_gen;
 	struct ctp_ring_producer ring;
+	void *altstack; /* the signal stack the preload gave this thread, if any */
+	/* Between vfork and the child's exec or exit, the child runs on this thread's memory:
+	 * in_vfork_child is set and state is BUSY, so that every hook passes through. */
+	int vfork_saved_state;
+	uint8_t in_vfork_child;
 };
+
+/* This thread's state, without starting it. For flags that are read and used between two
+ * switches only; anything that spans a switch goes through ctp_thread_get. */
+extern __thread struct ctp_thread ctp_tls_thread CTP_HIDDEN
+	__attribute__((tls_model("initial-exec")));
+
+/* Whether the code running now is a vfork child in its parent's memory (see vfork.c). */
+static inline bool ctp_in_vfork_child(void)
+{
+	return __atomic_load_n(&ctp_tls_thread.in_vfork_child, __ATOMIC_RELAXED);
+}
 
 /* The calling thread's state, initialised on first use; NULL when this thread cannot trace.
  * Must be called again after any switch returns: the coroutine may now run on another thread. */
@@ -222,6 +241,8 @@ CTP_HIDDEN void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint3
 CTP_HIDDEN void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how);
 /* Ends the coroutine in station idx that is not running (its stack was reused). */
 CTP_HIDDEN void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx);
+/* The thread t ends: EXIT record for its own coroutine, whose station goes back to the pool. */
+CTP_HIDDEN void ctp_thread_end(struct ctp_thread *t);
 
 /* ---- stacks: where a stack pointer belongs (stackmap.c) and unwinding (unwind.c) ---- */
 
@@ -233,6 +254,9 @@ CTP_HIDDEN void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t l
 /* The coroutine station whose stack holds `sp`, or CTP_NO_STATION. */
 CTP_HIDDEN uint32_t ctp_stackmap_find(uint64_t sp);
 CTP_HIDDEN uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp);
+/* Threads' own stacks, found by the slow path of a lookup (stackmap.c). */
+CTP_HIDDEN void ctp_thread_stacks_add(uint32_t idx);
+CTP_HIDDEN void ctp_thread_stacks_remove(uint32_t idx);
 extern uint64_t ctp_stackmap_generation CTP_HIDDEN;
 
 /* Whether station idx is a live coroutine whose stack overlaps [lo, hi). */
@@ -273,16 +297,21 @@ CTP_HIDDEN uint32_t ctp_unwind(uint64_t *frames, uint32_t max, uint32_t skip);
 
 /* ---- modules (modules.c) and the collector connection (connection.c) ---- */
 
+/* Brings the module table up to date if objects were loaded since it last was. */
 CTP_HIDDEN void ctp_modules_scan(void);
+CTP_HIDDEN void ctp_modules_fork_child(void);
 CTP_HIDDEN bool ctp_connection_open(void);
 CTP_HIDDEN void ctp_connection_wake(void);
 CTP_HIDDEN void ctp_connection_send_exec(void);
 
 /* ---- the preload's own fds (own_fds.c): for the close/close_range/dup2/dup3 hooks ---- */
 
-/* Registers the variable holding one of the preload's fds. */
+/* Registers the variable holding one of the preload's fds, or notes that it holds a new file. */
 CTP_HIDDEN void ctp_own_fd_register(int *slot);
+/* Whether fd is one of ours (checked by the file's identity, not the number alone). */
 CTP_HIDDEN bool ctp_own_fd(int fd);
+/* Whether the fd in a registered slot is still ours; sets the slot to -1 when it is not. */
+CTP_HIDDEN bool ctp_own_fd_valid(int *slot);
 /* Moves a new fd of the preload's out of the range programs use (>= 900), close-on-exec. */
 CTP_HIDDEN int ctp_own_fd_move_high(int fd);
 /* Before a dup2/dup3 onto `target`: if it is one of ours, ours moves elsewhere first. */
@@ -388,7 +417,8 @@ static inline void ctp_io_after(int fd, long rc, uint32_t op)
 /* ---- process end (crash.c) ---- */
 
 CTP_HIDDEN void ctp_crash_handlers_install(void);
-CTP_HIDDEN void ctp_crash_altstack_for_thread(void);
+CTP_HIDDEN void ctp_crash_altstack_for_thread(struct ctp_thread *t);
+CTP_HIDDEN void ctp_crash_altstack_release(struct ctp_thread *t);
 /* Records the exit status at exit, also when main returns (glibc's exit is then not called
  * through the PLT, so the exit hooks alone would miss it). */
 CTP_HIDDEN void ctp_exit_status_watch(void);

@@ -1,21 +1,41 @@
 /* Each thread produces into a ring of its own. A thread claims a ring left free by a thread
- * that exited before making a new one, so that short-lived threads do not grow the segment. */
+ * that exited before making a new one, so that short-lived threads do not grow the segment.
+ *
+ * Rings start small (CTP_RING_START_BYTES, or the configured size if that is smaller): most
+ * threads of a program never switch a coroutine, and 200 of them with the full size would
+ * reserve most of a gigabyte. A thread whose ring fills past half before the collector has read
+ * it moves to a ring of the full size; the old one is read to its end by the collector and then
+ * serves a new thread. The THREAD record that opens each ring names the thread. */
 #include <string.h>
 
 #include "ctp/atomics.h"
 #include "preload.h"
 
+enum { CTP_RING_START_BYTES = 256 * 1024 };
+
+static uint64_t start_size(void)
+{
+	uint64_t full = ctp_proc.config.ring_bytes;
+	return full < CTP_RING_START_BYTES ? full : CTP_RING_START_BYTES;
+}
+
+struct ring_fill {
+	uint32_t tid;
+	uint64_t capacity;
+};
+
 static void fill_ring(void *block, uint64_t off, void *arg)
 {
 	struct ctp_ring *r = block;
-	uint32_t tid = *(uint32_t *)arg;
-	r->owner = tid;
-	r->capacity = ctp_proc.config.ring_bytes;
+	const struct ring_fill *f = arg;
+	r->owner = f->tid;
+	r->capacity = f->capacity;
 	r->data_off = off + sizeof(struct ctp_ring);
 }
 
 struct claim {
 	uint32_t tid;
+	uint64_t min_capacity;
 	struct ctp_ring *ring;
 };
 
@@ -25,6 +45,8 @@ static void try_claim(void *ctx, struct ctp_block *b)
 	if (c->ring || b->kind != CTP_BLOCK_RING)
 		return;
 	struct ctp_ring *r = (struct ctp_ring *)b;
+	if (r->capacity < c->min_capacity)
+		return;
 	uint32_t free_owner = 0;
 	/* Acquire pairs with the release in ctp_ring_detach: the last owner's head is visible. */
 	if (__atomic_compare_exchange_n(&r->owner, &free_owner, c->tid, false, __ATOMIC_ACQUIRE,
@@ -55,19 +77,25 @@ static void announce_thread(struct ctp_thread *t, uint64_t coro)
 	ctp_emit_commit(t);
 }
 
+/* A free ring of at least `capacity` bytes, claimed for t, else a new one of exactly that. */
+static struct ctp_ring *take_ring(struct ctp_thread *t, uint64_t capacity)
+{
+	struct claim c = {.tid = t->tid, .min_capacity = capacity};
+	for_each_block(try_claim, &c);
+	if (c.ring)
+		return c.ring;
+	struct ring_fill f = {.tid = t->tid, .capacity = capacity};
+	uint64_t off = ctp_segment_alloc_block(CTP_BLOCK_RING, sizeof(struct ctp_ring) + capacity,
+					       fill_ring, &f);
+	return off ? ctp_segment_ptr(off) : NULL;
+}
+
 bool ctp_ring_attach(struct ctp_thread *t, uint64_t thread_coro)
 {
-	struct claim c = {.tid = t->tid};
-	for_each_block(try_claim, &c);
-	if (!c.ring) {
-		uint64_t off = ctp_segment_alloc_block(
-			CTP_BLOCK_RING, sizeof(struct ctp_ring) + ctp_proc.config.ring_bytes,
-			fill_ring, &t->tid);
-		if (!off)
-			return false;
-		c.ring = ctp_segment_ptr(off);
-	}
-	ctp_ring_producer_init(&t->ring, c.ring, ctp_segment_ptr(c.ring->data_off));
+	struct ctp_ring *r = take_ring(t, start_size());
+	if (!r)
+		return false;
+	ctp_ring_producer_init(&t->ring, r, ctp_segment_ptr(r->data_off));
 	announce_thread(t, thread_coro);
 	return true;
 }
@@ -81,10 +109,24 @@ void ctp_ring_detach(struct ctp_thread *t)
 	t->ring.ring = NULL;
 }
 
+/* Moves t to a ring of the full size; false when none could be had (t keeps its ring). */
+static bool grow_ring(struct ctp_thread *t)
+{
+	struct ctp_ring *r = take_ring(t, ctp_proc.config.ring_bytes);
+	if (!r)
+		return false;
+	ctp_ring_detach(t);
+	ctp_ring_producer_init(&t->ring, r, ctp_segment_ptr(r->data_off));
+	announce_thread(t, CTP_LOAD_RELAXED(&ctp_station_at(t->self)->coro));
+	return true;
+}
+
 void ctp_emit_wake_if_full(struct ctp_thread *t)
 {
 	uint64_t half = (t->ring.mask + 1) / 2;
 	if (ctp_ring_fill_fresh(&t->ring) > half) {
+		if (t->ring.mask + 1 < ctp_proc.config.ring_bytes && grow_ring(t))
+			return;
 		CTP_FENCE_SEQ_CST();
 		uint32_t sleeping = 1;
 		if (CTP_LOAD_RELAXED(&ctp_seg.hdr->sleep_flag) == 1 &&

@@ -1,6 +1,12 @@
-/* The process's segment: one memfd mapped once over a reserved range and grown in place (see
- * ctp/CTP.md "Lifetime of a segment"). Growth takes a spin lock, but only allocation grows the
- * segment: creating a coroutine or a thread's ring, never a switch. */
+/* The process's segment: one memfd, grown with ftruncate and mapped in extents (see ctp/CTP.md
+ * "Lifetime of a segment"). The collector knows blocks by their offset in the file and maps the
+ * file as a whole; the preload maps it piece by piece, each extent at an address of its own that
+ * never moves, so every pointer it holds into the segment stays valid, and it reserves only
+ * about what it uses (a fixed reservation of the largest size allowed would count against
+ * RLIMIT_AS and show in VmSize whatever the program did). A block never straddles two extents.
+ *
+ * Growth takes a spin lock, but only allocation grows the segment: creating a coroutine's
+ * station chunk, a thread's ring or a module chunk, never a switch. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +20,15 @@
 
 struct ctp_segment ctp_seg;
 
-enum { GROW_STEP = 1 << 20, FIRST_COMMIT = 1 << 20 };
+enum {
+	PAGE = 4096,
+	GROW_STEP = 1 << 20,
+	FIRST_COMMIT = 1 << 20,
+	FIRST_EXTENT = 8 << 20,
+	/* A new extent reserves at least this, and a quarter of what is mapped already, so that
+	 * the count of extents stays small and the unused tail of the last one bounded. */
+	MIN_EXTENT = 8 << 20,
+};
 
 static void lock(void)
 {
@@ -34,12 +48,55 @@ static int new_memfd(void)
 	return fd < 0 ? fd : ctp_own_fd_move_high(fd);
 }
 
+void *ctp_segment_ptr(uint64_t off)
+{
+	uint32_t n = __atomic_load_n(&ctp_seg.extent_count, __ATOMIC_ACQUIRE);
+	for (uint32_t i = n; i-- > 0;) {
+		const struct ctp_extent *e = &ctp_seg.extents[i];
+		if (off >= e->off && off < e->off + e->size)
+			return e->base + (off - e->off);
+	}
+	return NULL;
+}
+
 static bool commit(uint64_t size)
 {
-	if (syscall(SYS_ftruncate, ctp_seg.memfd, (off_t)size) != 0)
+	/* The memfd's number may name a file of the program's by now (own_fds.c): never truncate
+	 * that. */
+	if (!ctp_own_fd_valid(&ctp_seg.memfd) ||
+	    syscall(SYS_ftruncate, ctp_seg.memfd, (off_t)size) != 0)
 		return false;
 	/* Release: a collector that sees the new size finds the bytes there. */
 	CTP_STORE_RELEASE(&ctp_seg.hdr->segment_size, size);
+	return true;
+}
+
+static uint8_t *map_extent(int fd, uint64_t off, uint64_t size, void *at)
+{
+	void *p = mmap(at, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_NORESERVE | (at ? MAP_FIXED : 0), fd, (off_t)off);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Maps a new extent starting at file offset `off`, room for at least `need` bytes. */
+static bool add_extent(uint64_t off, uint64_t need)
+{
+	uint32_t n = ctp_seg.extent_count;
+	if (n == CTP_MAX_EXTENTS)
+		return false;
+	uint64_t size = ctp_seg.mapped / 4 > MIN_EXTENT ? ctp_seg.mapped / 4 : MIN_EXTENT;
+	if (size < need)
+		size = (need + GROW_STEP - 1) & ~(uint64_t)(GROW_STEP - 1);
+	if (off + size > ctp_proc.config.segment_max)
+		size = ctp_proc.config.segment_max - off;
+	if (size < need || !ctp_own_fd_valid(&ctp_seg.memfd))
+		return false;
+	uint8_t *base = map_extent(ctp_seg.memfd, off, size, NULL);
+	if (!base)
+		return false;
+	ctp_seg.extents[n] = (struct ctp_extent){.off = off, .size = size, .base = base};
+	ctp_seg.mapped += size;
+	__atomic_store_n(&ctp_seg.extent_count, n + 1, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -47,24 +104,21 @@ bool ctp_segment_create(void)
 {
 	uint64_t max = ctp_proc.config.segment_max;
 	ctp_seg.memfd = new_memfd();
-	ctp_own_fd_register(&ctp_seg.memfd);
 	if (ctp_seg.memfd < 0) {
 		ctp_log("cannot create the segment: memfd_create: ", strerror(errno), NULL);
 		return false;
 	}
+	ctp_own_fd_register(&ctp_seg.memfd);
 	if (syscall(SYS_ftruncate, ctp_seg.memfd, (off_t)FIRST_COMMIT) != 0 ||
 	    syscall(SYS_fcntl, ctp_seg.memfd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
 		ctp_log("cannot size the segment: ", strerror(errno), NULL);
 		return false;
 	}
-	void *base = mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-			  ctp_seg.memfd, 0);
-	if (base == MAP_FAILED) {
+	if (!add_extent(0, max < FIRST_EXTENT ? max : FIRST_EXTENT)) {
 		ctp_log("cannot map the segment: ", strerror(errno), NULL);
 		return false;
 	}
-	ctp_seg.base = base;
-	ctp_seg.hdr = base;
+	ctp_seg.hdr = (struct ctp_header *)ctp_seg.extents[0].base;
 	ctp_seg.used = sizeof(struct ctp_header);
 
 	struct ctp_header *h = ctp_seg.hdr;
@@ -84,30 +138,45 @@ bool ctp_segment_create(void)
 	return true;
 }
 
-uint64_t ctp_segment_alloc_block(uint32_t kind, uint64_t size,
-				 void (*fill)(void *block, uint64_t off, void *arg), void *arg)
+/* Room for `size` bytes at a cache-line aligned offset within one extent; 0 when there is none.
+ * Under the lock. */
+static uint64_t reserve(uint64_t size)
 {
-	size = (size + CTP_CACHE_LINE - 1) & ~(uint64_t)(CTP_CACHE_LINE - 1);
-	lock();
 	uint64_t off = (ctp_seg.used + CTP_CACHE_LINE - 1) & ~(uint64_t)(CTP_CACHE_LINE - 1);
-	uint64_t end = off + size;
-	uint64_t committed = CTP_LOAD_RELAXED(&ctp_seg.hdr->segment_size);
-	if (end > ctp_proc.config.segment_max) {
-		unlock();
-		return 0;
+	const struct ctp_extent *last = &ctp_seg.extents[ctp_seg.extent_count - 1];
+	if (off + size > last->off + last->size) {
+		/* The rest of the last extent stays unused (and untouched: it costs no memory). */
+		off = (last->off + last->size + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+		if (!add_extent(off, size))
+			return 0;
 	}
+	uint64_t end = off + size;
+	if (end > ctp_proc.config.segment_max)
+		return 0;
+	uint64_t committed = CTP_LOAD_RELAXED(&ctp_seg.hdr->segment_size);
 	if (end > committed) {
 		uint64_t want = committed * 2 > end ? committed * 2 : end;
 		want = (want + GROW_STEP - 1) & ~(uint64_t)(GROW_STEP - 1);
 		if (want > ctp_proc.config.segment_max)
 			want = ctp_proc.config.segment_max;
-		if (!commit(want)) {
-			unlock();
+		if (!commit(want))
 			return 0;
-		}
 	}
 	ctp_seg.used = end;
+	return off;
+}
+
+uint64_t ctp_segment_alloc_block(uint32_t kind, uint64_t size,
+				 void (*fill)(void *block, uint64_t off, void *arg), void *arg)
+{
+	size = (size + CTP_CACHE_LINE - 1) & ~(uint64_t)(CTP_CACHE_LINE - 1);
+	int saved_errno = errno;
+	lock();
+	uint64_t off = reserve(size);
 	unlock();
+	errno = saved_errno;
+	if (!off)
+		return 0;
 
 	struct ctp_block *b = ctp_segment_ptr(off);
 	b->kind = kind;
@@ -122,33 +191,57 @@ uint64_t ctp_segment_alloc_block(uint32_t kind, uint64_t size,
 	return off;
 }
 
-bool ctp_segment_fork_child(void)
+/* Copies [off, off + len) of the segment into fd at the same offset. */
+static bool copy_range(int fd, uint64_t off, uint64_t len)
 {
-	/* The parent's file is still mapped here and shared with it: copy what it holds into a
-	 * file of our own and map that over the very same range, so that every pointer into the
-	 * segment stays valid and no write of ours ever reaches the parent's segment. */
-	uint64_t committed = ctp_seg.hdr->segment_size;
-	int fd = new_memfd();
-	if (fd < 0 || syscall(SYS_ftruncate, fd, (off_t)committed) != 0 ||
-	    syscall(SYS_fcntl, fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0)
-		return false;
-	uint64_t done = 0;
-	while (done < committed) {
-		ssize_t n = syscall(SYS_pwrite64, fd, ctp_seg.base + done, committed - done,
-				    (off_t)done);
+	const uint8_t *src = ctp_segment_ptr(off);
+	for (uint64_t done = 0; src && done < len;) {
+		ssize_t n = syscall(SYS_pwrite64, fd, src + done, len - done, (off_t)(off + done));
 		if (n <= 0)
 			return false;
 		done += (uint64_t)n;
 	}
-	void *base = mmap(ctp_seg.base, ctp_proc.config.segment_max, PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
-	if (base != ctp_seg.base)
-		return false;
-	syscall(SYS_close, ctp_seg.memfd);
+	return src != NULL;
+}
+
+bool ctp_segment_fork_child(void)
+{
+	/* The parent's file is still mapped here and shared with it: copy what the child needs
+	 * into a file of its own and map that over the very same ranges, so that every pointer
+	 * into the segment stays valid and no write of the child's reaches the parent's segment.
+	 * Rings hold the parent's records (its collector reads them there): only their headers
+	 * are copied, and the child starts them empty. Unwritten bytes of a memfd cost nothing. */
+	ctp_seg.lock = 0; /* another thread may have held it at the fork: it is gone */
+	uint64_t committed = ctp_seg.hdr->segment_size;
+	int fd = new_memfd();
+	if (fd < 0 || syscall(SYS_ftruncate, fd, (off_t)committed) != 0 ||
+	    syscall(SYS_fcntl, fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0 ||
+	    !copy_range(fd, 0, sizeof(struct ctp_header)))
+		goto fail;
+	for (uint64_t off = ctp_seg.hdr->blocks_head; off;) {
+		const struct ctp_block *b = ctp_segment_ptr(off);
+		uint64_t len = b->kind == CTP_BLOCK_RING ? sizeof(struct ctp_ring) : b->size;
+		if (!copy_range(fd, off, len))
+			goto fail;
+		off = b->next;
+	}
+	for (uint32_t i = 0; i < ctp_seg.extent_count; i++) {
+		struct ctp_extent *e = &ctp_seg.extents[i];
+		if (map_extent(fd, e->off, e->size, e->base) != e->base)
+			goto fail;
+	}
+	if (ctp_own_fd_valid(&ctp_seg.memfd))
+		syscall(SYS_close, ctp_seg.memfd);
 	ctp_seg.memfd = fd;
-	ctp_seg.lock = 0;
+	ctp_own_fd_register(&ctp_seg.memfd);
 	ctp_seg.hdr->pid = ctp_proc.pid;
 	ctp_seg.hdr->sleep_flag = 0;
 	ctp_seg.hdr->exit_kind = CTP_EXIT_NONE;
 	return true;
+fail:
+	/* Some extents may map the child's file already, others the parent's: tracing stops
+	 * here, and nothing of the child's is written anywhere. */
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	return false;
 }

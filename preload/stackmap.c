@@ -131,17 +131,60 @@ uint32_t ctp_stackmap_find(uint64_t sp)
 	return CTP_NO_STATION;
 }
 
-struct thread_search {
-	uint64_t sp;
-	uint32_t found;
-};
+/* Threads' own stacks, for the rare switch to another thread's own context (M:N programs resume
+ * coroutines, not threads, on other threads; a program may hand a thread's context over). A
+ * slot holds a thread station's index + 1, 0 = free; the station itself says which stack it
+ * covers and whether it lives, so a slot read while it changes answers nothing wrong. */
+enum { MAX_THREAD_STACKS = 4096 };
+static uint32_t thread_slots[MAX_THREAD_STACKS];
+static uint32_t thread_slots_used; /* high-water mark */
 
-static void match_thread_stack(uint32_t idx, struct ctp_station *s, void *arg)
+void ctp_thread_stacks_add(uint32_t idx)
 {
-	struct thread_search *q = arg;
-	if (q->found == CTP_NO_STATION && CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD &&
-	    ctp_station_holds(idx, q->sp))
-		q->found = idx;
+	for (uint32_t i = 0; i < MAX_THREAD_STACKS; i++) {
+		uint32_t expected = 0;
+		if (__atomic_compare_exchange_n(&thread_slots[i], &expected, idx + 1, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			uint32_t used = __atomic_load_n(&thread_slots_used, __ATOMIC_RELAXED);
+			while (used <= i &&
+			       !__atomic_compare_exchange_n(&thread_slots_used, &used, i + 1, true,
+							    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+				;
+			/* A page that was nobody's may be this thread's stack now. */
+			__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+void ctp_thread_stacks_remove(uint32_t idx)
+{
+	uint32_t used = __atomic_load_n(&thread_slots_used, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < used; i++) {
+		uint32_t expected = idx + 1;
+		if (__atomic_compare_exchange_n(&thread_slots[i], &expected, 0, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static uint32_t thread_stack_find(uint64_t sp)
+{
+	uint32_t used = __atomic_load_n(&thread_slots_used, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < used; i++) {
+		uint32_t v = __atomic_load_n(&thread_slots[i], __ATOMIC_ACQUIRE);
+		if (v && CTP_LOAD_RELAXED(&ctp_station_at(v - 1)->kind) == CTP_KIND_THREAD &&
+		    ctp_station_holds(v - 1, sp))
+			return v - 1;
+	}
+	return CTP_NO_STATION;
+}
+
+static void remember(struct ctp_thread *t, uint64_t page, uint32_t idx)
+{
+	uint32_t k = t->lookup_next++ & 1;
+	t->lookup_page[k] = page;
+	t->lookup_idx[k] = idx;
 }
 
 uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp)
@@ -149,20 +192,16 @@ uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp)
 	uint64_t page = sp >> PAGE_SHIFT;
 	uint64_t gen = CTP_LOAD_ACQUIRE(&generation);
 	uint32_t idx = ctp_stackmap_find(sp);
-	if (idx != CTP_NO_STATION) {
-		uint32_t k = t->lookup_next++ & 1;
-		t->lookup_page[k] = page;
-		t->lookup_idx[k] = idx;
+	if (idx == CTP_NO_STATION && !(t->stack_lo <= sp && sp < t->stack_hi))
+		idx = thread_stack_find(sp);
+	if (idx != CTP_NO_STATION && idx != t->self) {
+		remember(t, page, idx);
 		return idx;
 	}
-	if (t->stack_lo <= sp && sp < t->stack_hi) {
-		t->own_page = page;
-		t->own_gen = gen;
-		return t->self;
-	}
-	/* Another thread's own stack (rare: M:N programs resume coroutines, not threads' own
-	 * contexts, on other threads). An unknown stack counts as this thread's own. */
-	struct thread_search q = {.sp = sp, .found = CTP_NO_STATION};
-	ctp_stations_each(match_thread_stack, &q);
-	return q.found != CTP_NO_STATION ? q.found : t->self;
+	/* This thread's own stack, or a stack nobody registered (a context the program made by
+	 * hand, a signal stack): both count as the thread's own. Cached until a stack is
+	 * registered, so that such switches never search again. */
+	t->own_page = page;
+	t->own_gen = gen;
+	return t->self;
 }

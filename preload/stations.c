@@ -35,36 +35,43 @@ static void fill_chunk(void *block, uint64_t off, void *arg)
 	f->stations_off = c->stations_off;
 }
 
+/* The private data of chunk n, made if need be. Published before the chunk itself: a thread
+ * that finds a station in a chunk finds its private data too. */
+static bool ensure_private(uint32_t n)
+{
+	if (CTP_LOAD_ACQUIRE(&dir.priv[n]))
+		return true;
+	size_t bytes = (size_t)PER_CHUNK * sizeof(struct ctp_coro_private);
+	void *priv = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (priv == MAP_FAILED)
+		return false;
+	struct ctp_coro_private *expected = NULL;
+	if (!__atomic_compare_exchange_n(&dir.priv[n], &expected, priv, false, __ATOMIC_RELEASE,
+					 __ATOMIC_ACQUIRE))
+		munmap(priv, bytes);
+	return true;
+}
+
 static bool ensure_chunk(uint32_t n)
 {
 	if (CTP_LOAD_ACQUIRE(&dir.chunk[n]))
 		return true;
+	if (!ensure_private(n))
+		return false;
 	uint32_t count = PER_CHUNK;
 	uint32_t size = ctp_seg.hdr->station_size;
 	struct chunk_fill f = {.first = n * count, .count = count};
-	/* Private data first, so that it is there when the chunk is seen. */
-	size_t priv_bytes = (size_t)count * sizeof(struct ctp_coro_private);
-	void *priv =
-		mmap(NULL, priv_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (priv == MAP_FAILED)
-		return false;
 	uint64_t off = ctp_segment_alloc_block(CTP_BLOCK_STATIONS,
 					       sizeof(struct ctp_station_chunk) + CTP_CACHE_LINE +
 						       (uint64_t)count * size,
 					       fill_chunk, &f);
-	if (!off) {
-		munmap(priv, priv_bytes);
+	if (!off)
 		return false;
-	}
 	/* Two threads may race to make the same chunk: the loser's block stays in the list with
 	 * all stations free, which the collector reads as nothing. */
 	uint8_t *expected = NULL;
-	if (!__atomic_compare_exchange_n(&dir.chunk[n], &expected, ctp_segment_ptr(f.stations_off),
-					 false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
-		munmap(priv, priv_bytes);
-		return true;
-	}
-	CTP_STORE_RELEASE(&dir.priv[n], (struct ctp_coro_private *)priv);
+	__atomic_compare_exchange_n(&dir.chunk[n], &expected, ctp_segment_ptr(f.stations_off),
+				    false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE);
 	return true;
 }
 
@@ -119,4 +126,21 @@ void ctp_stations_each(void (*fn)(uint32_t idx, struct ctp_station *s, void *arg
 	for (uint32_t i = 0; i < n; i++)
 		if (CTP_LOAD_ACQUIRE(&dir.chunk[i >> CHUNK_SHIFT]))
 			fn(i, ctp_station_at(i), arg);
+}
+
+static void close_torn_write(uint32_t idx, struct ctp_station *s, void *arg)
+{
+	(void)idx;
+	(void)arg;
+	uint32_t seq = CTP_LOAD_RELAXED(&s->seq);
+	if (seq & 1)
+		CTP_STORE_RELEASE(&s->seq, seq + 1);
+}
+
+void ctp_stations_fork_child(void)
+{
+	/* A thread that was writing a station when another forked does not exist in the child:
+	 * its seqlock would stay odd for ever, and the collector never read that station. The
+	 * station keeps what was written; its state is the thread's, which the child ends. */
+	ctp_stations_each(close_torn_write, NULL);
 }

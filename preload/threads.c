@@ -2,6 +2,7 @@
  * in initial-exec TLS (the preload is loaded at start, so it has static TLS), reached only
  * through ctp_thread_get, which the compiler may not merge across a context switch. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -11,7 +12,7 @@
 #include "preload.h"
 #include "real.h"
 
-static __thread struct ctp_thread tls_thread __attribute__((tls_model("initial-exec")));
+__thread struct ctp_thread ctp_tls_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -36,7 +37,7 @@ static void own_stack_range(struct ctp_thread *t)
 	pthread_attr_destroy(&attr);
 }
 
-static bool thread_start(struct ctp_thread *t)
+static bool start_tracing(struct ctp_thread *t)
 {
 	t->state = CTP_THREAD_BUSY; /* hooks reached from here pass through */
 	t->tid = (uint32_t)syscall(SYS_gettid);
@@ -45,76 +46,78 @@ static bool thread_start(struct ctp_thread *t)
 	t->self = ctp_station_alloc();
 	uint64_t coro = ctp_coro_new_id();
 	if (t->self == CTP_NO_STATION || !ctp_ring_attach(t, coro)) {
+		if (t->self != CTP_NO_STATION)
+			ctp_station_free(t->self);
 		t->state = CTP_THREAD_OFF;
 		return false;
 	}
 	t->current = t->self;
 	ctp_coro_begin(t, t->self, coro, CTP_KIND_THREAD, t->entry_hint, t->stack_lo, t->stack_hi,
 		       CTP_STATE_RUNNING, 0);
+	ctp_thread_stacks_add(t->self);
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_setspecific(exit_key, t); /* any non-NULL value makes the destructor run */
-	ctp_crash_altstack_for_thread();
+	ctp_crash_altstack_for_thread(t);
 	t->state = CTP_THREAD_TRACING;
 	return true;
 }
 
-/* Runs at thread exit (pthread key destructor): the thread's own coroutine ends, and its ring
- * goes back to the pool. Hooks reached after this pass through. */
+/* Runs at thread exit (pthread key destructor): the thread's own coroutine ends, its station
+ * and ring go back to the pools, its signal stack is given back. Hooks reached after this pass
+ * through. */
 static void thread_exit(void *arg)
 {
 	(void)arg;
-	struct ctp_thread *t = &tls_thread;
+	struct ctp_thread *t = &ctp_tls_thread;
 	if (t->state != CTP_THREAD_TRACING)
 		return;
-	struct ctp_station *s = ctp_station_at(t->self);
-	uint64_t now = ctp_now();
-	struct ctp_rec_exit *rec = ctp_emit_reserve(t, sizeof(*rec));
-	if (rec) {
-		rec->h = (struct ctp_rec){.size = sizeof(*rec), .type = CTP_REC_EXIT};
-		rec->ts = now;
-		rec->coro = CTP_LOAD_RELAXED(&s->coro);
-		ctp_emit_commit(t);
-	}
-	ctp_station_write_begin(s);
-	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
-	CTP_STORE_RELAXED(&s->last_switch, now);
-	ctp_station_write_end(s);
+	int saved_errno = errno;
+	t->state = CTP_THREAD_BUSY;
+	ctp_thread_stacks_remove(t->self);
+	ctp_thread_end(t);
 	ctp_ring_detach(t);
+	ctp_crash_altstack_release(t);
 	t->state = CTP_THREAD_OFF;
+	errno = saved_errno;
 }
 
 __attribute__((noinline, noipa)) struct ctp_thread *ctp_thread_get(void)
 {
-	struct ctp_thread *t = &tls_thread;
+	struct ctp_thread *t = &ctp_tls_thread;
 	/* The empty asm keeps the compiler from assuming anything about the TLS address. */
 	__asm__ volatile("" : "+r"(t));
 	if (__builtin_expect(t->state == CTP_THREAD_TRACING, 1))
 		return t;
 	if (t->state != CTP_THREAD_NEW || !ctp_process_ready())
 		return NULL;
-	return thread_start(t) ? t : NULL;
+	int saved_errno = errno; /* a hook that starts a thread keeps the program's errno */
+	bool started = start_tracing(t);
+	errno = saved_errno;
+	return started ? t : NULL;
 }
 
-static void mark_foreign_thread_gone(uint32_t idx, struct ctp_station *s, void *arg)
+static void end_foreign_thread(uint32_t idx, struct ctp_station *s, void *arg)
 {
 	struct ctp_thread *t = arg;
 	if (idx == t->self || CTP_LOAD_RELAXED(&s->kind) != CTP_KIND_THREAD ||
 	    CTP_LOAD_RELAXED(&s->state) == CTP_STATE_EXITED ||
 	    CTP_LOAD_RELAXED(&s->state) == CTP_STATE_FREE)
 		return;
+	ctp_thread_stacks_remove(idx);
 	ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
 	ctp_station_write_end(s);
+	ctp_station_free(idx);
 }
 
 void ctp_threads_fork_child(void)
 {
-	struct ctp_thread *t = &tls_thread;
+	struct ctp_thread *t = &ctp_tls_thread;
 	if (t->state != CTP_THREAD_TRACING)
 		return;
 	t->tid = (uint32_t)syscall(SYS_gettid);
 	/* Only the forking thread lives on in the child. */
-	ctp_stations_each(mark_foreign_thread_gone, t);
+	ctp_stations_each(end_foreign_thread, t);
 	struct ctp_station *s = ctp_station_at(t->self);
 	ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->tid, t->tid);
@@ -133,7 +136,7 @@ static void *thread_trampoline(void *p)
 {
 	struct start_args a = *(struct start_args *)p;
 	free(p);
-	tls_thread.entry_hint = (uint64_t)a.fn;
+	ctp_tls_thread.entry_hint = (uint64_t)a.fn;
 	ctp_thread_get();
 	return a.fn(a.arg);
 }
@@ -142,13 +145,20 @@ CTP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 			      void *arg)
 {
 	CTP_REAL(pthread_create);
+	int saved_errno = errno;
 	struct start_args *a;
-	if (!ctp_process_ready() || !(a = malloc(sizeof(*a))))
+	if (!ctp_process_ready() || !(a = malloc(sizeof(*a)))) {
+		errno = saved_errno;
 		return real_pthread_create(thread, attr, start, arg);
+	}
 	a->fn = start;
 	a->arg = arg;
+	errno = saved_errno;
 	int rc = real_pthread_create(thread, attr, thread_trampoline, a);
-	if (rc != 0)
+	if (rc != 0) {
+		saved_errno = errno;
 		free(a);
+		errno = saved_errno;
+	}
 	return rc;
 }

@@ -1,6 +1,15 @@
 /* glibc ucontext: swapcontext, setcontext and makecontext. getcontext is left alone on purpose:
- * a C wrapper's frame would be gone when the saved context is resumed (see FACTS). */
+ * a C wrapper's frame would be gone when the saved context is resumed (see FACTS).
+ *
+ * A makecontext coroutine's return is invisible to hooks: glibc's __start_context switches to
+ * uc_link by itself. So the context starts in an entry trampoline of ours instead of the
+ * program's function, with everything else exactly as glibc laid it out (arguments in registers
+ * and on the new stack, any number of them). The trampoline finds the program's function, the
+ * station and uc_link in callee-saved registers of the context itself, not in memory of ours:
+ * nothing can be recycled or lost between makecontext and the first run, and the entry function
+ * preserves them for us by the ABI. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <ucontext.h>
 
@@ -8,13 +17,75 @@
 #include "preload.h"
 #include "real.h"
 
-/* glibc passes makecontext's arguments on as 64-bit values on x86-64; so do we. */
-#define ARGS16(a)                                                                                  \
-	a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],    \
-		a[14], a[15]
-typedef void (*entry16_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-			   uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-			   uint64_t, uint64_t);
+/* Calls `real` (glibc's makecontext) with ucp, fn, argc and the arguments: the first three in
+ * rcx, r8, r9 from reg_args, the rest pushed from stack_args, so that glibc sees exactly the
+ * call the program made. */
+void ctp_makecontext_forward(void *real, ucontext_t *ucp, void (*fn)(void), int argc,
+			     const uint64_t *reg_args, const uint64_t *stack_args) CTP_HIDDEN;
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl ctp_makecontext_forward\n"
+	".hidden ctp_makecontext_forward\n"
+	".type ctp_makecontext_forward, @function\n"
+	"ctp_makecontext_forward:\n"
+	"	.cfi_startproc\n"
+	"	pushq %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	movq %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	movq %rdi, %r11\n"   /* real */
+	"	movslq %ecx, %rax\n" /* argc */
+	"	subq $3, %rax\n"     /* arguments passed on the stack */
+	"	jle 2f\n"
+	"	testq $1, %rax\n" /* keep the stack 16-byte aligned at the call */
+	"	jz 1f\n"
+	"	subq $8, %rsp\n"
+	"1:	movq -8(%r9,%rax,8), %r10\n"
+	"	pushq %r10\n"
+	"	decq %rax\n"
+	"	jnz 1b\n"
+	"2:	movq %rsi, %rdi\n" /* ucp */
+	"	movq %rdx, %rsi\n" /* fn */
+	"	movl %ecx, %edx\n" /* argc */
+	"	movq 0(%r8), %rcx\n"
+	"	movq 16(%r8), %r9\n"
+	"	movq 8(%r8), %r8\n"
+	"	xorl %eax, %eax\n" /* no vector registers in a variadic call */
+	"	call *%r11\n"
+	"	leave\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size ctp_makecontext_forward, .-ctp_makecontext_forward\n");
+
+/* Where a traced makecontext coroutine starts. On entry the registers and the stack are what
+ * glibc prepared for the program's function; [rsp] is glibc's return path (__start_context).
+ * r12 = the program's function, r13 = station, r14 = coroutine id, r15 = uc_link (set by our
+ * makecontext). The return path moves to rbp and the function returns here instead; then the
+ * end is recorded and glibc's path taken, with the stack as the function left it. Unwinding
+ * stops here (rip undefined): this is the coroutine's outermost frame. */
+void ctp_makecontext_entry(void) CTP_HIDDEN;
+void ctp_makecontext_returned(uint32_t idx, uint64_t coro, const ucontext_t *link) CTP_HIDDEN;
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl ctp_makecontext_entry\n"
+	".hidden ctp_makecontext_entry\n"
+	".type ctp_makecontext_entry, @function\n"
+	"ctp_makecontext_entry:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_undefined %rip\n"
+	"	movq (%rsp), %rbp\n"
+	"	leaq 1f(%rip), %rax\n"
+	"	movq %rax, (%rsp)\n"
+	"	jmpq *%r12\n"
+	"1:	movl %r13d, %edi\n"
+	"	movq %r14, %rsi\n"
+	"	movq %r15, %rdx\n"
+	"	call ctp_makecontext_returned\n"
+	"	jmpq *%rbp\n"
+	"	.cfi_endproc\n"
+	".size ctp_makecontext_entry, .-ctp_makecontext_entry\n");
 
 static inline uint64_t context_sp(const ucontext_t *ucp)
 {
@@ -26,80 +97,83 @@ CTP_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	CTP_REAL(swapcontext);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && ucp) {
+		int saved_errno = errno;
 		uint64_t now = ctp_now();
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current)
 			ctp_coro_switch(t, to, CTP_HOW_SWAPCONTEXT, 1, now);
+		errno = saved_errno;
 	}
 	/* Returns when someone switches back to oucp, maybe on another thread: nothing below may
 	 * use `t`. The resumer has already updated our station. */
 	return real_swapcontext(oucp, ucp);
 }
 
+/* A setcontext away from a coroutine is a switch, not its end: programs save a context with
+ * getcontext and come back to it with setcontext (a scheduler's idiom, and how signal-driven
+ * preemption resumes). A coroutine that never comes back stays suspended until its stack is
+ * reused. A setcontext within one stack (a getcontext loop) is no switch. */
 CTP_EXPORT int setcontext(const ucontext_t *ucp)
 {
 	CTP_REAL(setcontext);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && ucp) {
-		/* The context that leaves is never resumed through this call: it has ended. A
-		 * setcontext to a context on the same stack (a getcontext loop) is no switch. */
+		int saved_errno = errno;
+		uint64_t now = ctp_now();
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current)
-			ctp_coro_end_and_switch(t, to, CTP_HOW_SETCONTEXT);
+			ctp_coro_switch(t, to, CTP_HOW_SETCONTEXT, 1, now);
+		errno = saved_errno;
 	}
 	return real_setcontext(ucp);
 }
 
-/* Every makecontext coroutine starts here, so that its return is seen: glibc switches to
- * uc_link by itself when the entry function returns, through no hookable call. */
-static void entry_trampoline(unsigned int idx)
+void ctp_makecontext_returned(uint32_t idx, uint64_t coro, const ucontext_t *link)
 {
-	struct ctp_coro_private *p = ctp_station_private(idx);
-	uint64_t args[CTP_MAX_ENTRY_ARGS];
-	for (int i = 0; i < CTP_MAX_ENTRY_ARGS; i++)
-		args[i] = p->args[i];
-	void *link = p->link;
-	((entry16_fn)p->fn)(ARGS16(args));
-
+	int saved_errno = errno;
 	struct ctp_thread *t = ctp_thread_get();
-	if (!t || t->current != idx)
-		return;
-	uint32_t to = link ? ctp_station_for_sp(t, context_sp(link)) : CTP_NO_STATION;
-	/* With no uc_link the thread exits; the coroutine ends all the same. */
-	ctp_coro_end_and_switch(t, to, CTP_HOW_RETURN);
+	/* The station must still be this coroutine's: it may have been ended meanwhile (its stack
+	 * reused by another makecontext while it ran on). */
+	if (t && t->current == idx && CTP_LOAD_RELAXED(&ctp_station_at(idx)->coro) == coro) {
+		/* With no uc_link the thread exits; the coroutine ends all the same. */
+		uint32_t to = link ? ctp_station_for_sp(t, context_sp(link)) : CTP_NO_STATION;
+		ctp_coro_end_and_switch(t, to, CTP_HOW_RETURN);
+	}
+	errno = saved_errno;
 }
 
 CTP_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...)
 {
 	CTP_REAL(makecontext);
-	uint64_t args[CTP_MAX_ENTRY_ARGS] = {0};
+	int saved_errno = errno;
+	uint64_t reg_args[3] = {0, 0, 0};
 	va_list ap;
 	va_start(ap, argc);
-	for (int i = 0; i < argc && i < CTP_MAX_ENTRY_ARGS; i++)
-		args[i] = va_arg(ap, uint64_t);
+	for (int i = 0; i < argc && i < 3; i++)
+		reg_args[i] = va_arg(ap, uint64_t);
+	/* The SysV ABI passes the rest on the caller's stack, where the va_list points. */
+	const uint64_t *stack_args = ap[0].overflow_arg_area;
+	ctp_makecontext_forward((void *)real_makecontext, ucp, fn, argc, reg_args, stack_args);
 	va_end(ap);
 
 	struct ctp_thread *t = ctp_thread_get();
-	uint32_t idx = CTP_NO_STATION;
-	if (t && argc >= 0 && argc <= CTP_MAX_ENTRY_ARGS)
-		idx = ctp_station_alloc();
+	uint32_t idx = t ? ctp_station_alloc() : CTP_NO_STATION;
 	if (idx == CTP_NO_STATION) {
-		/* Untraced: more arguments than the trampoline forwards, or no station. */
-		real_makecontext(ucp, fn, argc, ARGS16(args));
+		errno = saved_errno;
 		return;
 	}
 	uint64_t lo = (uint64_t)ucp->uc_stack.ss_sp;
 	uint64_t hi = lo + ucp->uc_stack.ss_size;
 	ctp_stackmap_retire_overlapping(t, lo, hi);
-
-	struct ctp_coro_private *p = ctp_station_private(idx);
-	p->fn = fn;
-	p->argc = argc;
-	p->link = ucp->uc_link;
-	for (int i = 0; i < CTP_MAX_ENTRY_ARGS; i++)
-		p->args[i] = args[i];
-	ctp_coro_begin(t, idx, ctp_coro_new_id(), CTP_KIND_UCONTEXT, (uint64_t)fn, lo, hi,
-		       CTP_STATE_CREATED, 1);
+	uint64_t coro = ctp_coro_new_id();
+	ctp_coro_begin(t, idx, coro, CTP_KIND_UCONTEXT, (uint64_t)fn, lo, hi, CTP_STATE_CREATED, 1);
 	ctp_stackmap_add(idx, lo, hi);
-	real_makecontext(ucp, (void (*)(void))entry_trampoline, 1, idx);
+
+	greg_t *r = ucp->uc_mcontext.gregs;
+	r[REG_R12] = (greg_t)fn;
+	r[REG_R13] = (greg_t)idx;
+	r[REG_R14] = (greg_t)coro;
+	r[REG_R15] = (greg_t)ucp->uc_link;
+	r[REG_RIP] = (greg_t)ctp_makecontext_entry;
+	errno = saved_errno;
 }

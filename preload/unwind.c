@@ -2,6 +2,7 @@
  * loaded privately (RTLD_LOCAL): linked normally, its exported _Unwind_* would take over C++
  * exception handling in the traced program. Symbolization happens in the collector. */
 #include <dlfcn.h>
+#include <errno.h>
 
 #include "preload.h"
 
@@ -10,11 +11,21 @@ static backtrace_fn unw_backtrace_fn;
 
 void ctp_unwind_init(void)
 {
-	void *lib = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+	/* RTLD_NOW: a walk must never resolve a symbol lazily on a small coroutine stack (the
+	 * dynamic linker's resolver needs kilobytes of it). */
+	int saved_errno = errno;
+	void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (lib)
 		unw_backtrace_fn = (backtrace_fn)dlsym(lib, "unw_backtrace");
-	if (!unw_backtrace_fn)
+	if (!unw_backtrace_fn) {
 		ctp_log("libunwind.so.8 not found: suspend stacks are off", NULL, NULL);
+	} else {
+		/* The first walk sets libunwind up (it reads the program's memory map): here, on
+		 * the thread's own stack, not on a coroutine's. */
+		void *warm[4];
+		unw_backtrace_fn(warm, 4);
+	}
+	errno = saved_errno;
 }
 
 /* A walk runs on the stack it walks and needs several KiB of it (3.3-6.6 KB measured, FACTS):
@@ -26,10 +37,19 @@ enum { UNWIND_ROOM = 8192 };
 static bool room_to_unwind(void)
 {
 	uint64_t sp = (uint64_t)__builtin_frame_address(0);
+	uint64_t lo;
 	uint32_t idx = ctp_stackmap_find(sp);
-	if (idx == CTP_NO_STATION)
-		return true; /* a thread's own stack */
-	return sp - CTP_LOAD_RELAXED(&ctp_station_at(idx)->stack_lo) >= UNWIND_ROOM;
+	if (idx != CTP_NO_STATION) {
+		lo = CTP_LOAD_RELAXED(&ctp_station_at(idx)->stack_lo);
+	} else {
+		/* The thread's own stack; anything else (a context made by hand, a signal stack)
+		 * has unknown bounds: no walk there. */
+		struct ctp_thread *t = &ctp_tls_thread;
+		if (sp < t->stack_lo || sp >= t->stack_hi)
+			return false;
+		lo = t->stack_lo;
+	}
+	return sp >= lo && sp - lo >= UNWIND_ROOM;
 }
 
 __attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, uint32_t skip)
@@ -40,7 +60,9 @@ __attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, ui
 	skip += 1; /* this function's own frame */
 	if (skip > 8)
 		skip = 8;
+	int saved_errno = errno; /* libunwind's own probes (a pipe it reads) leave EAGAIN */
 	int n = unw_backtrace_fn(buf, (int)(max + skip));
+	errno = saved_errno;
 	if (n <= (int)skip)
 		return 0;
 	uint32_t got = (uint32_t)n - skip;

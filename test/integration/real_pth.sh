@@ -45,10 +45,10 @@ expect_eq "each coroutine's resume count equals the switches to its id" 0 \
 		and .coro != $main) | select(.switches != (\$to[.coro | tostring] // 0))] | length")"
 
 # Who is who, by the function right above the trampoline frame in its suspend stacks (the frame
-# under the preload's entry trampoline, which sits on __start_context).
+# under the preload's entry trampoline, ctp_makecontext_entry).
 roles="($stacks as \$s | [.[] | select(.type == \"switch\" and .stack != null)
 	| {coro: .from, f: (\$s[.stack | tostring] | map(.sym)
-		| if index(\"entry_trampoline\") then .[index(\"entry_trampoline\") - 2] else null end)}]
+		| if index(\"ctp_makecontext_entry\") then .[index(\"ctp_makecontext_entry\") - 2] else null end)}]
 	| map(select(.f != null))
 	| group_by(.coro) | map({key: (.[0].coro | tostring), value: (map(.f) | unique
 		| map(select(. != \"pth_exit\")) | join(\",\"))}) | from_entries)"
