@@ -1,6 +1,10 @@
 #include "ctp/clock.h"
 
 #include <cpuid.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 bool ctp_tsc_is_invariant(void)
 {
@@ -29,26 +33,87 @@ static void sample(uint64_t *tsc, uint64_t *ns)
 	}
 }
 
+bool ctp_kernel_clocksource_is_tsc(void)
+{
+	/* Raw syscalls: the preload reads this before anything of the program's is set up. */
+	int fd = (int)syscall(SYS_openat, AT_FDCWD,
+			      "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			      O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[16] = {0};
+	long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
+}
+
+static const struct ctp_tsc_piece *latest(const struct ctp_tsc_model *m)
+{
+	return &m->piece[(m->first + m->count - 1) % CTP_TSC_PIECES];
+}
+
+static uint64_t piece_ns(const struct ctp_tsc_piece *p, uint64_t tsc)
+{
+	int64_t dt = (int64_t)(tsc - p->tsc0);
+	return p->ns0 + (uint64_t)(int64_t)((double)dt * p->ns_per_tick);
+}
+
+static void add_piece(struct ctp_tsc_model *m, struct ctp_tsc_piece p)
+{
+	if (m->count == CTP_TSC_PIECES) {
+		m->first = (m->first + 1) % CTP_TSC_PIECES;
+		m->count--;
+	}
+	m->piece[(m->first + m->count) % CTP_TSC_PIECES] = p;
+	m->count++;
+}
+
 void ctp_tsc_model_init(struct ctp_tsc_model *m, unsigned calibrate_ms)
 {
-	sample(&m->tsc0, &m->ns0);
+	memset(m, 0, sizeof(*m));
+	sample(&m->cal_tsc, &m->cal_ns);
 	uint64_t tsc, ns;
 	do
 		sample(&tsc, &ns);
-	while (ns - m->ns0 < (uint64_t)calibrate_ms * 1000000u || tsc == m->tsc0);
-	m->ns_per_tick = (double)(ns - m->ns0) / (double)(tsc - m->tsc0);
+	while (ns - m->cal_ns < (uint64_t)calibrate_ms * 1000000u || tsc == m->cal_tsc);
+	m->ns_per_tick = (double)(ns - m->cal_ns) / (double)(tsc - m->cal_tsc);
+	add_piece(m, (struct ctp_tsc_piece){m->cal_tsc, m->cal_ns, m->ns_per_tick});
+}
+
+/* A new piece's rate differs from the measured one by at most this fraction: it closes a gap of
+ * up to 1 ms a second, and stays positive whatever the gap. */
+#define MAX_SLEW 1e-3
+#define SLEW_SECONDS 1.0
+
+void ctp_tsc_model_update_with(struct ctp_tsc_model *m, uint64_t tsc, uint64_t ns)
+{
+	const struct ctp_tsc_piece *last = latest(m);
+	if (tsc <= last->tsc0 || tsc <= m->cal_tsc || ns <= m->cal_ns)
+		return;
+	m->ns_per_tick = (double)(ns - m->cal_ns) / (double)(tsc - m->cal_tsc);
+	uint64_t here = piece_ns(last, tsc);
+	double gap = (double)(int64_t)(ns - here); /* > 0: the model is behind */
+	double rate = m->ns_per_tick * (1.0 + gap / (SLEW_SECONDS * 1e9));
+	double lo = m->ns_per_tick * (1.0 - MAX_SLEW), hi = m->ns_per_tick * (1.0 + MAX_SLEW);
+	rate = rate < lo ? lo : rate > hi ? hi : rate;
+	add_piece(m, (struct ctp_tsc_piece){tsc, here, rate});
 }
 
 void ctp_tsc_model_update(struct ctp_tsc_model *m)
 {
 	uint64_t tsc, ns;
 	sample(&tsc, &ns);
-	if (tsc > m->tsc0 && ns > m->ns0)
-		m->ns_per_tick = (double)(ns - m->ns0) / (double)(tsc - m->tsc0);
+	ctp_tsc_model_update_with(m, tsc, ns);
 }
 
 uint64_t ctp_tsc_model_ns(const struct ctp_tsc_model *m, uint64_t tsc)
 {
-	int64_t dt = (int64_t)(tsc - m->tsc0);
-	return m->ns0 + (uint64_t)(int64_t)((double)dt * m->ns_per_tick);
+	/* The newest piece that starts at or before the reading; the oldest kept for anything
+	 * earlier. */
+	for (unsigned k = m->count; k-- > 0;) {
+		const struct ctp_tsc_piece *p = &m->piece[(m->first + k) % CTP_TSC_PIECES];
+		if ((int64_t)(tsc - p->tsc0) >= 0 || k == 0)
+			return piece_ns(p, tsc);
+	}
+	return 0;
 }

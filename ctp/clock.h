@@ -27,17 +27,35 @@ static inline uint64_t ctp_tsc(void)
  * cores, through frequency changes and idle states. */
 bool ctp_tsc_is_invariant(void);
 
-/* Converts TSC readings to CLOCK_MONOTONIC ns. Anchored at one (tsc, ns) pair; the rate is
- * refined from the latest pair each time ctp_tsc_model_update is called, so its error shrinks
- * as the run goes on. */
-struct ctp_tsc_model {
+/* True when the kernel keeps time with the TSC (its current clocksource is "tsc"). Elsewhere (a
+ * VM on hpet or kvm-clock, an unstable TSC the kernel gave up on) the TSC and CLOCK_MONOTONIC
+ * may drift apart or jump, and tracing reads CLOCK_MONOTONIC itself. */
+bool ctp_kernel_clocksource_is_tsc(void);
+
+/* Converts TSC readings to CLOCK_MONOTONIC ns. The rate is measured from a calibration anchor
+ * and refined at each ctp_tsc_model_update. A new rate never applies to readings already
+ * converted: the model is a chain of pieces, each starting where the previous one ends (so a
+ * conversion is continuous and never goes back in time, however the rate changes over hours),
+ * each pointed to close the gap to CLOCK_MONOTONIC gently over the next second. Readings are
+ * converted with the piece they fall in, as long as it is among the last CTP_TSC_PIECES. */
+enum { CTP_TSC_PIECES = 64 };
+struct ctp_tsc_piece {
 	uint64_t tsc0, ns0;
 	double ns_per_tick;
+};
+struct ctp_tsc_model {
+	struct ctp_tsc_piece piece[CTP_TSC_PIECES]; /* a ring, oldest at `first` */
+	unsigned first, count;
+	uint64_t cal_tsc, cal_ns; /* the calibration anchor */
+	double ns_per_tick;	  /* the latest measured rate */
 };
 
 /* Takes the anchor and a first rate by watching both clocks for `calibrate_ms`. */
 void ctp_tsc_model_init(struct ctp_tsc_model *m, unsigned calibrate_ms);
+/* Refines the model with a fresh reading of both clocks... */
 void ctp_tsc_model_update(struct ctp_tsc_model *m);
+/* ...or with a given pair (tsc, ns) read at one moment. */
+void ctp_tsc_model_update_with(struct ctp_tsc_model *m, uint64_t tsc, uint64_t ns);
 uint64_t ctp_tsc_model_ns(const struct ctp_tsc_model *m, uint64_t tsc);
 
 #endif
