@@ -1,5 +1,6 @@
 /* The findings, drawn once from the finished model. docs/report.md defines each kind; the
  * comments here say how the trace's evidence is weighed. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,9 +213,27 @@ static int find_never_yielded(struct ctp_analysis *a, const struct an_process *p
 	return 0;
 }
 
+/* Whether a process that died of sig crashed: a signal of its own doing (a fault, an abort, a
+ * trap, a forbidden syscall). SIGTERM, SIGINT, SIGHUP, SIGKILL and the like are how processes are
+ * stopped: an end, not a crash. */
+static bool crash_signal(int sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGILL:
+	case SIGFPE:
+	case SIGABRT:
+	case SIGTRAP:
+	case SIGSYS:
+		return true;
+	}
+	return false;
+}
+
 static int find_crash(struct ctp_analysis *a, const struct an_process *p)
 {
-	if (p->pub.exit != CTP_ANALYSIS_EXIT_SIGNAL)
+	if (p->pub.exit != CTP_ANALYSIS_EXIT_SIGNAL || !crash_signal(p->pub.exit_value))
 		return 0;
 	struct ctp_finding *f = add(a, CTP_FINDING_CRASH, p);
 	if (!f)
