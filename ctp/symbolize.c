@@ -37,6 +37,7 @@ struct module {
 struct ctp_symbolizer {
 	struct module *buckets[CTP_SYMBOLIZER_BUCKETS];
 	struct module *last; /* consecutive frames are often in one module */
+	char *debug_dir;     /* NULL: CTP_DEBUG_DIR */
 };
 
 struct ctp_symbolizer *ctp_symbolizer_new(void)
@@ -44,6 +45,16 @@ struct ctp_symbolizer *ctp_symbolizer_new(void)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
 	return calloc(1, sizeof(struct ctp_symbolizer));
+}
+
+bool ctp_symbolizer_set_debug_dir(struct ctp_symbolizer *s, const char *dir)
+{
+	char *copy = strdup(dir);
+	if (copy == NULL)
+		return false;
+	free(s->debug_dir);
+	s->debug_dir = copy;
+	return true;
 }
 
 static void module_free(struct module *m)
@@ -71,6 +82,7 @@ void ctp_symbolizer_free(struct ctp_symbolizer *s)
 			m = next;
 		}
 	}
+	free(s->debug_dir);
 	free(s);
 }
 
@@ -96,7 +108,7 @@ static bool module_is(const struct module *m, uint64_t hash, const char *path, c
 /* Which file answers what. A build-id that the file on disk does not carry means the file was
  * replaced since the run: its symbols would be wrong, so only a debug file found by the
  * build-id (which describes exactly the build that ran) may answer. */
-static void module_open(struct module *m)
+static void module_open(struct module *m, const char *debug_dir)
 {
 	m->file.fd = m->debug.fd = -1;
 	if (!ctp_elf_file_open(&m->file, m->path))
@@ -109,7 +121,7 @@ static void module_open(struct module *m)
 
 	const uint8_t *id = m->build_id_len > 0 ? m->build_id : own_id;
 	size_t id_len = m->build_id_len > 0 ? m->build_id_len : own_len;
-	ctp_elf_debug_file_open(&m->debug, id, id_len);
+	ctp_elf_debug_file_open(&m->debug, debug_dir, id, id_len);
 
 	Elf *main = m->file.elf, *debug = m->debug.elf;
 	Elf *type_src = main != NULL ? main : debug;
@@ -159,7 +171,7 @@ static struct module *module_get(struct ctp_symbolizer *s, const char *path, con
 	if (id_len > 0)
 		memcpy(m->build_id, id, id_len);
 	m->build_id_len = id_len;
-	module_open(m);
+	module_open(m, s->debug_dir != NULL ? s->debug_dir : CTP_DEBUG_DIR);
 	m->next = *bucket;
 	*bucket = m;
 	return s->last = m;

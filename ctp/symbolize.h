@@ -13,6 +13,11 @@ struct ctp_symbolizer;
 struct ctp_symbolizer *ctp_symbolizer_new(void);
 void ctp_symbolizer_free(struct ctp_symbolizer *s);
 
+/* Where separate debug files are found by build-id: DIR/.build-id/xx/rest.debug. The default is
+ * /usr/lib/debug, where Debian's -dbgsym packages put them (gdb's debug-file-directory). Call it
+ * before the first ctp_symbolize. Returns false when out of memory. */
+bool ctp_symbolizer_set_debug_dir(struct ctp_symbolizer *s, const char *dir);
+
 /* What is known of one address. Strings belong to the symbolizer and live until it is freed;
  * any of them may be NULL (unknown), line is 0 when unknown. */
 struct ctp_frame_info {
@@ -23,7 +28,7 @@ struct ctp_frame_info {
 };
 
 /* Symbolizes `pc` inside the object `module_path` loaded with bias `load_bias` (dlpi_addr).
- * `build_id` (may be empty) selects separate debug info (/usr/lib/debug/.build-id/..) and
+ * `build_id` (may be empty) selects separate debug info (see ctp_symbolizer_set_debug_dir) and
  * guards against a file replaced on disk since the run. `return_address` says pc is a return
  * address (every frame of an unwound stack): the call site, pc - 1, is then used for file:line
  * while sym+off stay those of pc, as gdb and perf show them. Returns false when nothing at all

@@ -12,8 +12,6 @@
 /* From libstdc++ (the C++ ABI), linked into every user of ctp_trace. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
-#define CTP_DEBUG_BUILD_ID_DIR "/usr/lib/debug/.build-id"
-
 bool ctp_elf_file_open(struct ctp_elf_file *f, const char *path)
 {
 	f->elf = NULL;
@@ -48,14 +46,19 @@ size_t ctp_elf_build_id(Elf *elf, const uint8_t **id)
 	return (size_t)n;
 }
 
-bool ctp_elf_debug_file_open(struct ctp_elf_file *f, const uint8_t *id, size_t id_len)
+bool ctp_elf_debug_file_open(struct ctp_elf_file *f, const char *dir, const uint8_t *id,
+			     size_t id_len)
 {
 	f->fd = -1;
 	f->elf = NULL;
 	if (id_len < 2 || id_len > 64)
 		return false;
-	char path[sizeof(CTP_DEBUG_BUILD_ID_DIR) + 2 * 64 + 16];
-	int n = snprintf(path, sizeof(path), CTP_DEBUG_BUILD_ID_DIR "/%02x/", id[0]);
+	char path[4096];
+	size_t dir_len = strlen(dir);
+	/* dir, "/.build-id/xx/", the rest of the id in hex, ".debug" and the NUL */
+	if (dir_len + 14 + 2 * (id_len - 1) + 7 > sizeof(path))
+		return false;
+	int n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", dir, id[0]);
 	for (size_t i = 1; i < id_len; i++)
 		n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
 	snprintf(path + n, sizeof(path) - (size_t)n, ".debug");

@@ -21,9 +21,13 @@ void ctp_elf_file_close(struct ctp_elf_file *f);
 /* The GNU build-id note of an open file; 0 when it has none. */
 size_t ctp_elf_build_id(Elf *elf, const uint8_t **id);
 
-/* Opens /usr/lib/debug/.build-id/xx/rest.debug for `id` (the layout Debian's -dbgsym packages
- * install) and checks that its own build-id note is `id`. */
-bool ctp_elf_debug_file_open(struct ctp_elf_file *f, const uint8_t *id, size_t id_len);
+/* Where separate debug files are, unless ctp_symbolizer_set_debug_dir says otherwise. */
+#define CTP_DEBUG_DIR "/usr/lib/debug"
+
+/* Opens DIR/.build-id/xx/rest.debug for `id` (the layout Debian's -dbgsym packages install
+ * under /usr/lib/debug) and checks that its own build-id note is `id`. */
+bool ctp_elf_debug_file_open(struct ctp_elf_file *f, const char *dir, const uint8_t *id,
+			     size_t id_len);
 
 /* Function symbols of one ELF, sorted by address. */
 struct ctp_symtab;

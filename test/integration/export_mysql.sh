@@ -19,9 +19,9 @@ stop_server() {
 			kill "$server_pid" 2>/dev/null || true
 		wait "$server_pid" 2>/dev/null || true
 	fi
-	rm -rf "$DBDIR" "$WORK"
+	rm -rf "$DBDIR"
 }
-trap stop_server EXIT
+at_exit stop_server
 
 "${as_server[@]}" mariadb-install-db --no-defaults --datadir="$DBDIR/data" \
 	--auth-root-authentication-method=normal --skip-test-db >"$DBDIR/install.log" 2>&1

@@ -15,9 +15,9 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 stop_server() {
 	"${as_server[@]}" pg_ctl -D "$DBDIR/data" -m immediate stop >/dev/null 2>&1 || true
-	rm -rf "$DBDIR" "$WORK"
+	rm -rf "$DBDIR"
 }
-trap stop_server EXIT
+at_exit stop_server
 
 "${as_server[@]}" initdb -D "$DBDIR/data" -U ctp --auth=trust -E UTF8 --no-locale >"$DBDIR/initdb.log"
 "${as_server[@]}" pg_ctl -D "$DBDIR/data" -w -t 60 -l "$DBDIR/server.log" \

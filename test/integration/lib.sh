@@ -7,9 +7,37 @@ CTP_RUN=$CTP_BUILD_DIR/collector/ctp-run
 CTP_CAT=$CTP_BUILD_DIR/cat/ctp-cat
 PROGRAMS=$CTP_BUILD_DIR/test/programs
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ctp-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
 failures=0
 checks=0
+finished=no
+exit_commands=()
+
+# at_exit COMMAND...: runs COMMAND when the test exits, however it exits (before $WORK goes).
+at_exit() {
+	exit_commands+=("$(printf '%q ' "$@")")
+}
+
+# A test that stops before `finish` (set -e stopped it at a failing command) has failed, and
+# says so in the same words as a failed check, so that no failure goes unreported.
+on_exit() {
+	local status=$?
+	if [ "$finished" != yes ]; then
+		failures=$((failures + 1))
+		echo "FAIL: the test stopped before its end (status $status${failed_at:+, at $failed_at})" >&2
+		echo "$((checks - failures + 1)) passed, $failures failed"
+		[ "$status" -ne 0 ] || status=1
+	fi
+	local c
+	for c in "${exit_commands[@]}"; do
+		eval "$c" || true
+	done
+	rm -rf "$WORK"
+	exit "$status"
+}
+trap on_exit EXIT
+# Where set -e stopped the script, for the message above (commands in functions included).
+set -o errtrace
+trap 'failed_at="line $LINENO: $BASH_COMMAND"' ERR
 
 # check "what" COMMAND...: runs COMMAND; counts a failure, with what, when it fails.
 check() {
@@ -42,7 +70,21 @@ trace() {
 	shift
 	status=0
 	"$CTP_RUN" -o "$WORK/$name.jsonl.zst" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || status=$?
-	"$CTP_CAT" "$WORK/$name.jsonl.zst" >"$WORK/$name.jsonl"
+	local cat_status=0
+	"$CTP_CAT" "$WORK/$name.jsonl.zst" >"$WORK/$name.jsonl" || cat_status=$?
+	expect_eq "($name) ctp-cat reads the trace whole" 0 "$cat_status"
+}
+
+# within MAX A B: A and B differ by at most MAX.
+within() {
+	local d=$(($2 - $3))
+	[ "${d#-}" -le "$1" ]
+}
+
+# lines GREP-ARGS...: grep, where "no line matched" (status 1) is an answer, not a failure; a
+# real error (status 2: no such file, bad pattern) still fails.
+lines() {
+	grep "$@" || [ $? -eq 1 ]
 }
 
 # q NAME JQ-FILTER: runs jq over the whole decoded trace as one array (-s), raw output.
@@ -52,6 +94,7 @@ q() {
 
 # finish: the summary line ctest shows, and the exit status.
 finish() {
+	finished=yes
 	echo "$((checks - failures)) passed, $failures failed"
 	[ "$failures" -eq 0 ]
 }

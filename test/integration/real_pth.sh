@@ -94,7 +94,9 @@ expect_eq "forever: with the line of its pth_read call" "pth_pipes.c" \
 		| \$s[.stack | tostring][3].file | split(\"/\") | last")"
 
 # The report: forever is stuck on its fd; nothing failed.
-"$CTP_CAT" --report --json "$WORK/pth.jsonl.zst" >"$WORK/report.json" || true
+report_status=0
+"$CTP_CAT" --report --json "$WORK/pth.jsonl.zst" >"$WORK/report.json" || report_status=$?
+expect_eq "ctp-cat --report finds nothing that fails (exit 0)" 0 "$report_status"
 expect_eq "the report names forever stuck on fd $silent (poll), in forever()" \
 	"$silent poll true" \
 	"$(jq -r ".findings[] | select(.kind == \"stuck\" and (.coros | index($forever)))

@@ -15,6 +15,8 @@ pid=$(q cr '.[] | select(.type == "process") | .pid')
 expect_eq "and the process and thread" "$pid:$pid" "$(rq cr '.findings[0] | "\(.pid):\(.tid)"')"
 expect_eq "the coroutine's creation stack" "make" "$(rq cr '.findings[0].created_stack[0]')"
 expect_eq "no leak reported for a process that was killed" 0 "$(rq cr '.summary.findings.leak')"
-"$CTP_CAT" --report "$WORK/cr.jsonl.zst" >"$WORK/cr.txt" || true
+text_status=0
+"$CTP_CAT" --report "$WORK/cr.jsonl.zst" >"$WORK/cr.txt" || text_status=$?
+expect_eq "the text report exits 3 too" 3 "$text_status"
 check "the text report says it" grep -q "^CRASH: pid $pid (ucontext_crash) died of signal 11 (SIGSEGV)" "$WORK/cr.txt"
 finish

@@ -39,7 +39,9 @@ expect_eq "the stuck group is the stranded coroutines" "$K:sched_wait_readable" 
 	"$(rq lw '.findings[] | select(.kind == "stuck") | "\(.count):\(.stack[0])"' | head -1)"
 
 # The text report tells the same story, once, with the close site.
-"$CTP_CAT" --report "$WORK/lw.jsonl.zst" >"$WORK/lw.txt" || true
+text_status=0
+"$CTP_CAT" --report "$WORK/lw.jsonl.zst" >"$WORK/lw.txt" || text_status=$?
+expect_eq "the text report exits 3 too" 3 "$text_status"
 check "the text report counts the lost wakeups" grep -q "^LOST WAKEUP: $K coroutines" "$WORK/lw.txt"
 check "the text report names the close site with file:line" \
 	grep -Eq "^    poller_drop_connection \(sched.c:[0-9]+\)" "$WORK/lw.txt"

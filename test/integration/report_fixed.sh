@@ -6,7 +6,7 @@ source "$(dirname "$0")/report_lib.sh"
 example fx --fixed
 expect_eq "the client ran to its end" 0 "$client_status"
 expect_eq "the server stopped by itself, status 0" 0 "$status"
-expect_eq "the server stranded nothing" 0 "$(grep -c '^stranded fd' "$WORK/fx.out" || true)"
+expect_eq "the server stranded nothing" 0 "$(lines -c '^stranded fd' "$WORK/fx.out")"
 report fx
 expect_eq "--report exits 0" 0 "$report_status"
 check "the trace saw the hang-ups' fd events" \

@@ -28,7 +28,9 @@ example() {
 	fi
 	status=0
 	wait $server || status=$?
-	"$CTP_CAT" "$WORK/$name.jsonl.zst" >"$WORK/$name.jsonl"
+	local cat_status=0
+	"$CTP_CAT" "$WORK/$name.jsonl.zst" >"$WORK/$name.jsonl" || cat_status=$?
+	expect_eq "($name) ctp-cat reads the trace whole" 0 "$cat_status"
 }
 
 # report NAME [OPTIONS]: `ctp-cat --report --json` of $WORK/NAME.jsonl.zst into $WORK/NAME.json,

@@ -50,7 +50,9 @@ expect_eq "loss makes them uncertain" "true:true" \
 report mr --missed-after 2s
 expect_eq "with --missed-after 2s only the never-resumed one" "never" \
 	"$(rq mr '[.findings[] | select(.kind == "missed_readiness") | .entry] | join(" ")')"
-"$CTP_CAT" --report "$WORK/mr.jsonl.zst" >"$WORK/mr.txt" || true
+text_status=0
+"$CTP_CAT" --report "$WORK/mr.jsonl.zst" >"$WORK/mr.txt" || text_status=$?
+expect_eq "the text report exits 3 too" 3 "$text_status"
 check "the text report warns about the loss" grep -q "WARNING: 3 events were lost" "$WORK/mr.txt"
 check "and says which readiness was missed" \
 	grep -q "^MISSED READINESS: coroutine #3 (never) in pid 7 (poller): fd 6 (read) was reported ready and it was not resumed by the end" "$WORK/mr.txt"

@@ -28,23 +28,63 @@ has_line() {
 	grep -qx "$2" "$1"
 }
 
+# all_objects FILE: every line of FILE is a JSON object.
+all_objects() {
+	jq -e -s 'all(type == "object")' "$1" >/dev/null
+}
+
+# has_frame TRACE: a copy of TRACE taken now (TRACE.copy) holds a whole frame with switch lines:
+# ctp-cat decodes it (into TRACE.copy.jsonl) as incomplete, since the collector is not finished.
+has_frame() {
+	cp "$1" "$1.copy"
+	local st=0
+	"$CTP_CAT" "$1.copy" >"$1.copy.jsonl" 2>/dev/null || st=$?
+	[ "$st" -eq 1 ] && grep -q '"type":"switch"' "$1.copy.jsonl"
+}
+
 # (a) A program that does not exist: 127 and a message, as a shell says it.
 st=0
 "$CTP_RUN" -o "$WORK/a.jsonl.zst" nonexistent-program-ctp >"$WORK/a.out" 2>"$WORK/a.err" || st=$?
 expect_eq "(a) a missing program: exit 127" 127 "$st"
 check "(a) it says the program was not found" grep -q "nonexistent-program-ctp.*not found" "$WORK/a.err"
 
-# (b) The collector killed mid-run: the app runs on to its normal end and status.
-"$CTP_RUN" -o "$WORK/b.jsonl.zst" "$BUSY" 1500 3 >"$WORK/b.out" 2>"$WORK/b.err" &
+# (b) The collector killed mid-run: the app runs on to its normal end and status, and the trace
+# it cut off reads up to its last frame: ctp-cat says it is incomplete (1) and prints every line
+# the collector had written, the ones it could read before the kill included.
+"$CTP_RUN" -o "$WORK/b.jsonl.zst" "$BUSY" 3000 3 >"$WORK/b.out" 2>"$WORK/b.err" &
 run=$!
 check "(b) the collector is there" wait_until 10 has_child $run ctp-collector
 collector=$(child_of $run ctp-collector)
 check "(b) the app has started" wait_until 10 has_line "$WORK/b.out" started
+# A frame reaches the file within a second of its first line, or at 1 MiB of them: wait for the
+# first, so that the kill cuts a trace that has something in it, and keep a copy of what was there.
+check "(b) the collector has written a frame" wait_until 10 has_frame "$WORK/b.jsonl.zst"
 check "(b) the collector is killed" kill -KILL "${collector:-none}"
 st=0
 wait $run || st=$?
 expect_eq "(b) ctp-run exits with the app's status" 3 "$st"
 check "(b) the app ran to its end" grep -q "^done switches [0-9]" "$WORK/b.out"
+st=0
+"$CTP_CAT" "$WORK/b.jsonl.zst" >"$WORK/b.all" 2>"$WORK/b.cat.err" || st=$?
+expect_eq "(b) ctp-cat reads the cut trace as incomplete" 1 "$st"
+check "(b) and says why (cut off, or no end line)" \
+	grep -Eq "trace cut off at byte|trace has no end line" "$WORK/b.cat.err"
+before=$(lines -c . "$WORK/b.jsonl.zst.copy.jsonl")
+check "(b) it begins with the $before lines readable before the kill, unchanged" \
+	cmp -s "$WORK/b.jsonl.zst.copy.jsonl" <(head -n "$before" "$WORK/b.all")
+check "(b) every line printed is a whole JSON object" all_objects "$WORK/b.all"
+lines -v '"type":"switch"' "$WORK/b.all" >"$WORK/b.jsonl"
+expect_eq "(b) it begins with the header" trace "$(head -n 1 "$WORK/b.all" | jq -r .type)"
+expect_eq "(b) it has the app's process line" "$BUSY" \
+	"$(q b '[.[] | select(.type == "process") | .exe] | join(",")')"
+ids=$(q b '[.[] | select(.type == "coro") | .coro] | join(",")')
+switches=$(lines -c '"type":"switch"' "$WORK/b.all")
+check "(b) it has switch lines ($switches)" [ "$switches" -gt 0 ]
+expect_eq "(b) between the coroutines it announced ($ids)" 0 \
+	"$(grep '"type":"switch"' "$WORK/b.all" | jq -s "[$ids] as \$ids | [.[] | select((.from as \$f
+		| \$ids | index(\$f)) == null or (.to as \$t | \$ids | index(\$t)) == null)] | length")"
+check "(b) and no end line (the collector never finished)" \
+	[ "$(lines -c '"type":"end"' "$WORK/b.all")" -eq 0 ]
 
 # (c) The app killed with SIGKILL: the trace is still whole, with the coroutines' final states
 # and an exit line saying signal 9; ctp-run exits 128+9.
@@ -57,9 +97,11 @@ check "(c) the app is killed" kill -KILL "${app:-none}"
 st=0
 wait $run || st=$?
 expect_eq "(c) ctp-run exits 128+9" 137 "$st"
+st=0
+"$CTP_CAT" "$WORK/c.jsonl.zst" >"$WORK/c.all" || st=$?
+expect_eq "(c) the trace reads whole" 0 "$st"
 # Without the switch lines: jq -s over all of them would be slow.
-"$CTP_CAT" "$WORK/c.jsonl.zst" | grep -v '"type":"switch"' >"$WORK/c.jsonl" || true
-expect_eq "(c) the trace reads whole" 0 "${PIPESTATUS[0]}"
+lines -v '"type":"switch"' "$WORK/c.all" >"$WORK/c.jsonl"
 expect_eq "(c) the exit line says signal 9" "$app:9:null" \
 	"$(q c '.[] | select(.type == "exit") | "\(.pid):\(.signal):\(.status)"')"
 expect_eq "(c) one state line per coroutine" 5 "$(q c '[.[] | select(.type == "state")] | length')"
@@ -88,10 +130,12 @@ sock2=$(sed -n 's/^socket //p' "$WORK/d2.out")
 check "(d) two runs, two sockets ($sock1, $sock2)" [ -n "$sock1" -a -n "$sock2" -a "$sock1" != "$sock2" ]
 check "(d) the run directories are removed" [ ! -e "$(dirname "$sock1")" -a ! -e "$(dirname "$sock2")" ]
 for n in d1 d2; do
-	"$CTP_CAT" "$WORK/$n.jsonl.zst" >"$WORK/$n.all"
+	st=0
+	"$CTP_CAT" "$WORK/$n.jsonl.zst" >"$WORK/$n.all" || st=$?
+	expect_eq "($n) the trace reads whole" 0 "$st"
 	made=$(sed -n 's/^done switches //p' "$WORK/$n.out")
-	switch_lines=$(grep -c '"type":"switch"' "$WORK/$n.all" || true)
-	grep -v '"type":"switch"' "$WORK/$n.all" >"$WORK/$n.jsonl" || true
+	switch_lines=$(lines -c '"type":"switch"' "$WORK/$n.all")
+	lines -v '"type":"switch"' "$WORK/$n.all" >"$WORK/$n.jsonl"
 	expect_eq "($n) its own exit line" "$([ $n = d1 ] && echo 4 || echo 5)" \
 		"$(q $n '.[] | select(.type == "exit") | .status')"
 	expect_eq "($n) switch lines + loss = the switches made" "$made" \
@@ -104,7 +148,9 @@ st=0
 "$CTP_RUN" -o "$WORK/e.jsonl.zst" "$PROGRAMS/ucontext_pingpong" 3 >/dev/null 2>&1 || st=$?
 expect_eq "(e) the run" 0 "$st"
 expect_eq "(e) the old file is FILE.old" "previous run" "$(cat "$WORK/e.jsonl.zst.old" 2>&1)"
-"$CTP_CAT" "$WORK/e.jsonl.zst" >"$WORK/e.jsonl"
+st=0
+"$CTP_CAT" "$WORK/e.jsonl.zst" >"$WORK/e.jsonl" || st=$?
+expect_eq "(e) the new trace reads whole" 0 "$st"
 expect_eq "(e) FILE is the new trace" 8 "$(q e '[.[] | select(.type == "switch")] | length')"
 
 # (f) Short runs while another traced app keeps the machine busy: each trace has its process,
@@ -112,13 +158,19 @@ expect_eq "(e) FILE is the new trace" 8 "$(q e '[.[] | select(.type == "switch")
 # the hellos of connections it has not accepted yet).
 "$CTP_RUN" -o "$WORK/f-busy.jsonl.zst" "$BUSY" 20000 0 >"$WORK/f-busy.out" 2>&1 &
 busy_run=$!
-empty=0
+empty=0 failed=0
 for i in $(seq 1 30); do
-	"$CTP_RUN" -o "$WORK/f.jsonl.zst" "$PROGRAMS/ucontext_pingpong" 3 >/dev/null 2>&1 || true
-	"$CTP_CAT" "$WORK/f.jsonl.zst" | grep -q '"type":"exit"' || empty=$((empty + 1))
+	st=0
+	"$CTP_RUN" -o "$WORK/f.jsonl.zst" "$PROGRAMS/ucontext_pingpong" 3 >/dev/null 2>&1 || st=$?
+	[ "$st" -eq 0 ] || failed=$((failed + 1))
+	st=0
+	"$CTP_CAT" "$WORK/f.jsonl.zst" >"$WORK/f.jsonl" 2>/dev/null || st=$?
+	[ "$st" -eq 0 ] && grep -q '"type":"exit"' "$WORK/f.jsonl" || empty=$((empty + 1))
 done
+# The busy app is only the load: stopped here, its status is not the point.
 kill -TERM $busy_run 2>/dev/null || true
 wait $busy_run || true
-expect_eq "(f) 30 short runs under load: traces without their process's exit" 0 "$empty"
+expect_eq "(f) 30 short runs under load: runs that did not exit 0" 0 "$failed"
+expect_eq "(f) and traces not whole or without their process's exit" 0 "$empty"
 
 finish

@@ -1,6 +1,7 @@
 /* The symbolizer on real objects: this test binary (built with -g, once as PIE and once as a
- * fixed-address executable), libc (found through dl_iterate_phdr as the preload finds modules)
- * and libstdc++ (C++ names), plus the failures: no such file, a build-id that does not match. */
+ * fixed-address executable), libc (found through dl_iterate_phdr as the preload finds modules),
+ * libstdc++ (C++ names) and a stripped library with a separate debug file, plus the failures: no
+ * such file, a build-id that does not match, a debug file of another build. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
@@ -180,29 +181,88 @@ static void test_libc_function(void **state)
 	assert_int_equal(fi.off, 0);
 }
 
-/* libc carries no DWARF of its own; with its -dbgsym (libc6-dbg) installed, file:line come from
- * /usr/lib/debug/.build-id. Skipped where that package is missing. */
-static void test_libc_separate_debug_info(void **state)
+/* A library built here, whose debug information split_debug.sh moved into a separate file in a
+ * build-id directory of the build tree, the layout of /usr/lib/debug/.build-id. */
+struct dbg_lib {
+	void *handle;
+	int (*function)(int);
+	void **return_address;
+	int *call_line;
+};
+
+static struct dbg_lib dbg_lib_open(const char *path)
 {
-	void *fn = dlsym(RTLD_DEFAULT, "getpid");
-	assert_non_null(fn);
-	struct module_ref m = find_module(fn); /* not an ASan interceptor: libc's own */
-	assert_non_null(strstr(m.path, "libc.so"));
-	char debug_path[256];
-	int n = snprintf(debug_path, sizeof(debug_path), "/usr/lib/debug/.build-id/%02x/",
-			 m.build_id[0]);
-	for (size_t i = 1; i < m.build_id_len; i++)
-		n += snprintf(debug_path + n, sizeof(debug_path) - (size_t)n, "%02x",
-			      m.build_id[i]);
-	snprintf(debug_path + n, sizeof(debug_path) - (size_t)n, ".debug");
-	if (access(debug_path, R_OK) != 0)
-		skip();
+	struct dbg_lib l = {.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)};
+	assert_non_null(l.handle);
+	*(void **)&l.function = dlsym(l.handle, "ctp_dbg_function");
+	l.return_address = dlsym(l.handle, "ctp_dbg_return_address");
+	l.call_line = dlsym(l.handle, "ctp_dbg_call_line");
+	assert_non_null(l.function);
+	assert_non_null(l.return_address);
+	assert_non_null(l.call_line);
+	return l;
+}
+
+static struct ctp_symbolizer *symbolizer_with_debug_dir(const char *dir)
+{
+	struct ctp_symbolizer *s = ctp_symbolizer_new();
+	assert_non_null(s);
+	assert_true(ctp_symbolizer_set_debug_dir(s, dir));
+	return s;
+}
+
+/* file:line of a stripped library come from its separate debug file, found by build-id; without
+ * that file there are none (the library itself has no line information left). */
+static void test_separate_debug_file(void **state)
+{
+	(void)state;
+	struct dbg_lib l = dbg_lib_open(CTP_DBG_LIB_SPLIT);
+	assert_int_equal(l.function(5), 10);
+	const void *ra = *l.return_address;
+	struct module_ref m = find_module(ra);
+	assert_string_equal(m.path, CTP_DBG_LIB_SPLIT);
+	assert_true(m.build_id_len > 0);
+
+	struct ctp_symbolizer *without = symbolizer_with_debug_dir(CTP_DBG_DIR "/nothing-here");
 	struct ctp_frame_info fi;
-	assert_true(symbolize(*state, &m, fn, false, &fi));
+	assert_true(symbolize(without, &m, ra, true, &fi));
+	assert_non_null(fi.sym); /* from the library's own symbol table */
+	assert_string_equal(fi.sym, "ctp_dbg_function");
+	assert_null(fi.file);
+	assert_int_equal(fi.line, 0);
+	ctp_symbolizer_free(without);
+
+	struct ctp_symbolizer *with = symbolizer_with_debug_dir(CTP_DBG_DIR);
+	assert_true(symbolize(with, &m, ra, true, &fi));
 	assert_non_null(fi.sym);
-	assert_true(strcmp(fi.sym, "getpid") == 0 || strcmp(fi.sym, "__getpid") == 0);
+	assert_string_equal(fi.sym, "ctp_dbg_function");
+	assert_int_equal(fi.off, (uintptr_t)ra - (uintptr_t)l.function);
 	assert_non_null(fi.file);
-	assert_true(fi.line > 0);
+	assert_true(ends_with(fi.file, "split_debug_lib.c"));
+	assert_int_equal(fi.line, *l.call_line);
+	ctp_symbolizer_free(with);
+	dlclose(l.handle);
+}
+
+/* A debug file at the library's build-id path that belongs to another build (its own build-id
+ * differs) would give plausible but wrong lines: it is refused. */
+static void test_debug_file_of_another_build(void **state)
+{
+	(void)state;
+	struct dbg_lib l = dbg_lib_open(CTP_DBG_LIB_OTHER);
+	assert_int_equal(l.function(5), 15);
+	const void *ra = *l.return_address;
+	struct module_ref m = find_module(ra);
+	assert_true(m.build_id_len > 0);
+	struct ctp_symbolizer *s = symbolizer_with_debug_dir(CTP_DBG_DIR);
+	struct ctp_frame_info fi;
+	assert_true(symbolize(s, &m, ra, true, &fi));
+	assert_non_null(fi.sym);
+	assert_string_equal(fi.sym, "ctp_dbg_function");
+	assert_null(fi.file);
+	assert_int_equal(fi.line, 0);
+	ctp_symbolizer_free(s);
+	dlclose(l.handle);
 }
 
 static void test_cxx_name_demangled(void **state)
@@ -256,7 +316,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_own_function_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_return_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_function, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_libc_separate_debug_info, setup, teardown),
+		cmocka_unit_test(test_separate_debug_file),
+		cmocka_unit_test(test_debug_file_of_another_build),
 		cmocka_unit_test_setup_teardown(test_cxx_name_demangled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_address_in_no_function, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_module, setup, teardown),

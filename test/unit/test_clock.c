@@ -43,8 +43,6 @@ static void sleep_ms(long ms)
 static void converts_to_monotonic_within_a_millisecond(void **state)
 {
 	(void)state;
-	if (!ctp_tsc_is_invariant())
-		skip(); /* the preload uses CLOCK_MONOTONIC there; nothing to convert */
 	struct ctp_tsc_model m;
 	uint64_t t0 = ctp_monotonic_ns();
 	ctp_tsc_model_init(&m, CALIBRATE_MS);
@@ -73,8 +71,6 @@ static void converts_to_monotonic_within_a_millisecond(void **state)
 static void readings_around_the_anchor(void **state)
 {
 	(void)state;
-	if (!ctp_tsc_is_invariant())
-		skip();
 	uint64_t early = ctp_tsc();
 	struct ctp_tsc_model m;
 	ctp_tsc_model_init(&m, CALIBRATE_MS);
@@ -131,6 +127,12 @@ static void monotonic_over_hours_of_drift(void **state)
 
 int main(void)
 {
+	if (!ctp_tsc_is_invariant()) {
+		/* The preload uses CLOCK_MONOTONIC there: nothing to convert. Said to ctest as a
+		 * skip (SKIP_RETURN_CODE), not counted as a pass. */
+		print_message("no invariant TSC on this machine: the TSC model is not used\n");
+		return 77;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(converts_to_monotonic_within_a_millisecond),
 		cmocka_unit_test(readings_around_the_anchor),

@@ -1,0 +1,406 @@
+/* Turning ring records into trace lines (collector/records.c): each kind of record gives the
+ * line docs/trace-format.md describes, stacks are written once before the first line that
+ * refers to them, a coroutine named before its creation is announced first, the coroutine table
+ * follows the switches; a record too short for what it claims is counted as malformed and gives
+ * no line; a kind this collector does not know is skipped. Lines are read back from the zstd
+ * file with the trace reader, as ctp-cat reads them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "collector/records.h"
+#include "ctp/trace_reader.h"
+
+#define PID 77
+#define TID 1234
+
+struct fixture {
+	char path[64];
+	struct ctp_collector c;
+	struct ctp_proc p;
+	struct ctp_ring_state rs;
+	struct ctp_visit_ctx v;
+	uint64_t segment[64]; /* a segment with no blocks: no modules, no stations */
+	uint64_t ring[512];   /* the records, as the converter sees a spooled batch */
+	size_t used;
+	json_t *lines[64]; /* what was written, header left out */
+	size_t nlines;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	snprintf(f->path, sizeof(f->path), "/tmp/ctp-records-test.XXXXXX");
+	int fd = mkstemp(f->path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	struct ctp_zwriter *z = ctp_zwriter_open(f->path, 1);
+	if (!z)
+		return -1;
+	ctp_emit_init(&f->c.em, z);
+	ctp_emit_trace(&f->c.em, 1);
+	f->p.c = &f->c;
+	f->p.pid = PID;
+	f->p.clock_kind = CTP_CLOCK_MONOTONIC_NS;
+	f->p.view.base = (uint8_t *)f->segment;
+	f->p.view.size = sizeof(f->segment);
+	f->rs.ref.data = (const uint8_t *)f->ring;
+	f->rs.ref.capacity = sizeof(f->ring);
+	f->v.p = &f->p;
+	f->v.rs = &f->rs;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	if (f->c.em.z)
+		ctp_zwriter_close(f->c.em.z, NULL);
+	ctp_emit_free(&f->c.em);
+	for (size_t i = 0; i < f->nlines; i++)
+		json_decref(f->lines[i]);
+	ctp_coro_table_free(&f->p.coros);
+	ctp_stack_table_free(&f->p.stacks);
+	ctp_symcache_free(&f->p.syms);
+	unlink(f->path);
+	free(f);
+	return 0;
+}
+
+/* Puts a record into the ring after the previous ones and converts it. */
+static void visit(struct fixture *f, const void *rec, size_t size)
+{
+	assert_true(size % 8 == 0);
+	assert_true(f->used + size <= sizeof(f->ring));
+	uint8_t *at = (uint8_t *)f->ring + f->used;
+	memcpy(at, rec, size);
+	f->used += size;
+	ctp_records_visit(&f->v, (const struct ctp_rec *)at);
+}
+
+/* Closes the trace and reads its lines back. */
+static void read_back(struct fixture *f)
+{
+	assert_true(ctp_zwriter_close(f->c.em.z, NULL));
+	f->c.em.z = NULL;
+	struct ctp_trace_reader *r = ctp_trace_reader_open(f->path);
+	assert_non_null(r);
+	struct ctp_trace_line line;
+	enum ctp_trace_item item;
+	bool header = true;
+	while ((item = ctp_trace_reader_next(r, &line)) != CTP_TRACE_END) {
+		assert_int_equal(item, CTP_TRACE_LINE);
+		if (header) {
+			header = false;
+			continue;
+		}
+		assert_true(f->nlines < sizeof(f->lines) / sizeof(f->lines[0]));
+		f->lines[f->nlines++] = json_incref(line.json);
+	}
+	assert_int_equal(ctp_trace_reader_end(r)->kind, CTP_TRACE_COMPLETE);
+	ctp_trace_reader_free(r);
+}
+
+static const char *str(const json_t *line, const char *key)
+{
+	const json_t *v = json_object_get(line, key);
+	assert_non_null(v);
+	return json_is_null(v) ? "null" : json_string_value(v);
+}
+
+static uint64_t num(const json_t *line, const char *key)
+{
+	const json_t *v = json_object_get(line, key);
+	assert_non_null(v);
+	assert_true(json_is_integer(v));
+	return (uint64_t)json_integer_value(v);
+}
+
+static bool is_null(const json_t *line, const char *key)
+{
+	const json_t *v = json_object_get(line, key);
+	return v != NULL && json_is_null(v);
+}
+
+static void thread_record(struct fixture *f, uint64_t coro, uint64_t ts)
+{
+	struct ctp_rec_thread r = {.h = {.size = sizeof(r), .type = CTP_REC_THREAD},
+				   .tid = TID,
+				   .coro = coro,
+				   .ts = ts};
+	visit(f, &r, sizeof(r));
+}
+
+struct create_rec {
+	struct ctp_rec_create r;
+	uint64_t frames[2];
+};
+
+static void create_record(struct fixture *f, uint64_t coro, uint64_t parent, uint64_t ts)
+{
+	struct create_rec c = {
+		.r = {.h = {.size = sizeof(c),
+			    .type = CTP_REC_CREATE,
+			    .nframes = 2,
+			    .aux = CTP_KIND_UCONTEXT},
+		      .ts = ts,
+		      .coro = coro,
+		      .parent = parent,
+		      .entry = 0x4000,
+		      .stack_lo = 0x10000,
+		      .stack_hi = 0x20000},
+		.frames = {0x1111, 0x2222},
+	};
+	visit(f, &c, sizeof(c));
+}
+
+struct switch_rec {
+	struct ctp_rec_switch r;
+	uint64_t frames[2];
+};
+
+static void switch_record(struct fixture *f, uint64_t from, uint64_t to, uint32_t how, uint64_t ts,
+			  uint8_t nframes)
+{
+	struct switch_rec s = {
+		.r = {.h = {.size = (uint16_t)(sizeof(s.r) + 8 * nframes),
+			    .type = CTP_REC_SWITCH,
+			    .nframes = nframes,
+			    .aux = how},
+		      .ts = ts,
+		      .from = from,
+		      .to = to},
+		.frames = {0x1111, 0x2222},
+	};
+	visit(f, &s, s.r.h.size);
+}
+
+/* A thread, a coroutine it makes, two switches: the lines, the stacks once, the table. */
+static void a_coroutines_life_becomes_lines(void **state)
+{
+	struct fixture *f = *state;
+	thread_record(f, 1, 1000);
+	assert_int_equal(f->rs.tid, TID);
+	create_record(f, 2, 1, 1100);
+	switch_record(f, 1, 2, CTP_HOW_SWAPCONTEXT, 1200, 2); /* the same frames as the creation */
+	switch_record(f, 2, 1, CTP_HOW_RETURN, 1300, 0);
+	struct ctp_rec_exit e = {
+		.h = {.size = sizeof(e), .type = CTP_REC_EXIT}, .ts = 1300, .coro = 2};
+	visit(f, &e, sizeof(e));
+	assert_int_equal(f->v.malformed, 0);
+
+	const struct ctp_coro *c1 = ctp_coro_find(&f->p.coros, 1);
+	const struct ctp_coro *c2 = ctp_coro_find(&f->p.coros, 2);
+	assert_non_null(c1);
+	assert_non_null(c2);
+	assert_int_equal(c1->state, CTP_STATE_RUNNING);
+	assert_int_equal(c1->switches, 1);
+	assert_int_equal(c1->since, 1300);
+	assert_int_equal(c2->state, CTP_STATE_EXITED);
+	assert_true(c2->flags & CTP_CORO_ENDED);
+	assert_int_equal(c2->switches, 1);
+	assert_int_equal(c2->tid, TID);
+	assert_int_equal(f->c.em.coros, 2);
+	assert_int_equal(f->c.em.switches, 2);
+
+	read_back(f);
+	assert_int_equal(f->nlines, 5);
+	const json_t *thread = f->lines[0], *stack = f->lines[1], *coro = f->lines[2];
+	const json_t *sw1 = f->lines[3], *sw2 = f->lines[4];
+	assert_string_equal(str(thread, "type"), "coro");
+	assert_int_equal(num(thread, "pid"), PID);
+	assert_int_equal(num(thread, "coro"), 1);
+	assert_string_equal(str(thread, "kind"), "thread");
+	assert_int_equal(num(thread, "tid"), TID);
+	assert_int_equal(num(thread, "ts"), 1000);
+
+	/* The stack line comes before the coro line that refers to it. */
+	assert_string_equal(str(stack, "type"), "stack");
+	assert_int_equal(num(stack, "id"), 1);
+	const json_t *frames = json_object_get(stack, "frames");
+	assert_int_equal(json_array_size(frames), 2);
+	assert_string_equal(str(json_array_get(frames, 0), "addr"), "0x1111");
+	assert_string_equal(str(json_array_get(frames, 1), "addr"), "0x2222");
+	assert_true(is_null(json_array_get(frames, 0), "sym")); /* in no known module */
+
+	assert_string_equal(str(coro, "type"), "coro");
+	assert_int_equal(num(coro, "coro"), 2);
+	assert_string_equal(str(coro, "kind"), "ucontext");
+	assert_string_equal(str(coro, "entry_addr"), "0x4000");
+	assert_true(is_null(coro, "entry"));
+	assert_int_equal(num(coro, "parent"), 1);
+	assert_int_equal(num(coro, "tid"), TID);
+	assert_int_equal(num(coro, "ts"), 1100);
+	assert_int_equal(num(coro, "stack"), 1);
+
+	assert_string_equal(str(sw1, "type"), "switch");
+	assert_int_equal(num(sw1, "tid"), TID);
+	assert_int_equal(num(sw1, "ts"), 1200);
+	assert_int_equal(num(sw1, "from"), 1);
+	assert_int_equal(num(sw1, "to"), 2);
+	assert_string_equal(str(sw1, "how"), "swapcontext");
+	assert_int_equal(num(sw1, "stack"), 1); /* interned once, referred to again */
+	assert_string_equal(str(sw2, "how"), "return");
+	assert_true(is_null(sw2, "stack"));
+}
+
+/* A switch to a coroutine whose creation was never seen (dropped, or made before a fork): it
+ * is announced with what is known (nothing here: no station holds it) before the switch. */
+static void an_unknown_coroutine_is_announced_first(void **state)
+{
+	struct fixture *f = *state;
+	thread_record(f, 1, 1000);
+	switch_record(f, 1, 9, CTP_HOW_JUMP_FCONTEXT, 1500, 0);
+	read_back(f);
+	assert_int_equal(f->nlines, 3);
+	assert_string_equal(str(f->lines[1], "type"), "coro");
+	assert_int_equal(num(f->lines[1], "coro"), 9);
+	assert_true(is_null(f->lines[1], "kind"));
+	assert_true(is_null(f->lines[1], "parent"));
+	assert_true(is_null(f->lines[1], "ts"));
+	assert_string_equal(str(f->lines[2], "type"), "switch");
+	assert_string_equal(str(f->lines[2], "how"), "jump_fcontext");
+	assert_int_equal(num(f->lines[2], "to"), 9);
+	/* A create record that arrives later (from another thread's ring) adds no second line. */
+}
+
+static void a_late_create_does_not_announce_twice(void **state)
+{
+	struct fixture *f = *state;
+	switch_record(f, 0, 9, CTP_HOW_SWAPCONTEXT, 1500, 0);
+	create_record(f, 9, 1, 1400);
+	read_back(f);
+	size_t coro_lines = 0;
+	for (size_t i = 0; i < f->nlines; i++)
+		if (strcmp(str(f->lines[i], "type"), "coro") == 0 && num(f->lines[i], "coro") == 9)
+			coro_lines++;
+	assert_int_equal(coro_lines, 1);
+}
+
+/* fd records: a close names its waiter (announced if unknown), a registration its epoll fd. */
+static void fd_records_become_fd_lines(void **state)
+{
+	struct fixture *f = *state;
+	thread_record(f, 1, 1000);
+	struct ctp_rec_fd close = {
+		.h = {.size = sizeof(close), .type = CTP_REC_FD, .aux = CTP_FD_CLOSE},
+		.ts = 2000,
+		.coro = 1,
+		.fd = 7,
+		.op = CTP_OP_READ,
+		.arg = 5};
+	visit(f, &close, sizeof(close));
+	struct ctp_rec_fd reg = {
+		.h = {.size = sizeof(reg), .type = CTP_REC_FD, .aux = CTP_FD_REGISTER},
+		.ts = 2100,
+		.coro = 1,
+		.fd = 8,
+		.arg = 3};
+	visit(f, &reg, sizeof(reg));
+	read_back(f);
+	assert_int_equal(f->nlines, 4);
+	assert_int_equal(num(f->lines[1], "coro"), 5); /* the waiter, announced */
+	const json_t *c = f->lines[2], *r = f->lines[3];
+	assert_string_equal(str(c, "type"), "fd");
+	assert_string_equal(str(c, "event"), "close");
+	assert_string_equal(str(c, "op"), "read");
+	assert_int_equal(num(c, "fd"), 7);
+	assert_int_equal(num(c, "waiter"), 5);
+	assert_int_equal(num(c, "ts"), 2000);
+	assert_null(json_object_get(c, "epfd"));
+	assert_string_equal(str(r, "event"), "register");
+	assert_int_equal(num(r, "epfd"), 3);
+	assert_true(is_null(r, "waiter"));
+}
+
+/* Records that claim more than they hold give no line and are counted; so do sizes that run
+ * past the batch. A kind added later is skipped without being called malformed. */
+static void malformed_and_unknown_records(void **state)
+{
+	struct fixture *f = *state;
+	thread_record(f, 1, 1000);
+
+	/* A switch that claims 3 frames in the room of none. */
+	struct ctp_rec_switch s = {.h = {.size = sizeof(s), .type = CTP_REC_SWITCH, .nframes = 3},
+				   .ts = 1,
+				   .from = 1,
+				   .to = 2};
+	visit(f, &s, sizeof(s));
+	assert_int_equal(f->v.malformed, 1);
+	/* A create cut short: the size of a bare header. */
+	struct ctp_rec_create c = {.h = {.size = 8, .type = CTP_REC_CREATE}, .coro = 3};
+	visit(f, &c, sizeof(c));
+	assert_int_equal(f->v.malformed, 2);
+	/* A size smaller than the header itself. */
+	struct ctp_rec_exit e = {.h = {.size = 4, .type = CTP_REC_EXIT}, .coro = 1};
+	visit(f, &e, sizeof(e));
+	assert_int_equal(f->v.malformed, 3);
+	/* A size that runs past the end of the batch. */
+	f->used = sizeof(f->ring) - sizeof(s);
+	struct ctp_rec_switch past = s;
+	past.h.nframes = 0;
+	past.h.size = sizeof(s) + 8;
+	visit(f, &past, sizeof(past));
+	assert_int_equal(f->v.malformed, 4);
+	/* An unknown kind: skipped, not malformed. */
+	f->used = 1024;
+	struct ctp_rec_switch unknown = s;
+	unknown.h.type = 42;
+	unknown.h.nframes = 0;
+	visit(f, &unknown, sizeof(unknown));
+	assert_int_equal(f->v.malformed, 4);
+
+	/* A switch whose `how` this collector does not know: written, with how null. */
+	switch_record(f, 1, 2, 99, 3000, 0);
+	assert_int_equal(f->v.malformed, 4);
+
+	read_back(f);
+	assert_int_equal(f->nlines, 3); /* the thread, coroutine 2 announced, the last switch */
+	assert_int_equal(num(f->lines[1], "coro"), 2);
+	assert_string_equal(str(f->lines[2], "type"), "switch");
+	assert_true(is_null(f->lines[2], "how"));
+	assert_null(ctp_coro_find(&f->p.coros, 3));
+}
+
+/* Records stamped with the TSC are converted with the collector's model; without one (or with
+ * CLOCK_MONOTONIC stamps) they pass unchanged. */
+static void clock_readings_are_converted(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(ctp_proc_ts(&f->p, 5000), 5000);
+	f->p.clock_kind = CTP_CLOCK_TSC;
+	assert_int_equal(ctp_proc_ts(&f->p, 5000), 5000); /* no model */
+	f->c.have_tsc = true;
+	f->c.tsc = (struct ctp_tsc_model){.tsc0 = 1000, .ns0 = 1000000, .ns_per_tick = 0.5};
+	assert_int_equal(ctp_proc_ts(&f->p, 5000), 1002000);
+	assert_int_equal(ctp_proc_ts(&f->p, 1000), 1000000);
+	thread_record(f, 1, 3000);
+	read_back(f);
+	assert_int_equal(num(f->lines[0], "ts"), 1001000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(a_coroutines_life_becomes_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(an_unknown_coroutine_is_announced_first, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(a_late_create_does_not_announce_twice, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(fd_records_become_fd_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(malformed_and_unknown_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(clock_readings_are_converted, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
