@@ -55,12 +55,12 @@ tp_run_one() {
 	done
 	shift
 	case $mode in
-	native) cmd=("$@") ;;
 	ctp-run) cmd=("$CTP_RUN" -o "$WORK/$name.jsonl.zst" -- "$@") ;;
 	plain)
 		opts+=(--env "LD_PRELOAD=$TP_PRELOAD" --env "CTP_OUTPUT=$WORK/$name-plain.jsonl.zst")
 		cmd=("$@")
 		;;
+	*) cmd=("$@") ;; # native, or a case's own way (its environment in the options)
 	esac
 	mkdir -p "$base.d"
 	(
@@ -128,7 +128,7 @@ compare() {
 	[ "${1:-}" = "--" ] || { echo "compare: missing -- PROGRAM" >&2; exit 2; }
 	shift
 
-	local mode mopts native st
+	local mode mopts native st times=""
 	for mode in native "${TP_MODES[@]}"; do
 		mopts=("${opts[@]}")
 		local i
@@ -137,11 +137,14 @@ compare() {
 				mopts[$i]="${mopts[$i]}:$WORK/$name.$mode.vm"
 			fi
 		done
+		local t0=$EPOCHREALTIME
 		tp_run_one "$name" "$mode" "$core" "${mopts[@]}" -- "$@"
+		times+="$mode $(tp_seconds_since "$t0") s, "
 		grep -v '^ctp: ' "$WORK/$name.$mode.err" >"$WORK/$name.$mode.err.app" || true
 	done
 
 	native=$(head -n 1 "$WORK/$name.native.status")
+	echo "    $name: ${times%, } (each until its last descendant ended)"
 	if [ -n "$expect" ]; then
 		expect_eq "$name untraced ends as the case needs" "$expect" "$native"
 	fi
@@ -163,6 +166,13 @@ compare() {
 			{ grep '^ctp: ' "$WORK/$name.$mode.err" | head -n 3 | sed "s/^/    $mode stderr: /"; } || true
 		fi
 	done
+}
+
+# tp_seconds_since EPOCHREALTIME-VALUE: elapsed seconds, one decimal.
+tp_seconds_since() {
+	local now=${EPOCHREALTIME/./} then=${1/./}
+	local ms=$(((now - then) / 1000))
+	printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
 }
 
 # tp_trace_readable WHAT TRACE DECODED: ctp-cat reads TRACE whole (0) or as documented cut (1).
