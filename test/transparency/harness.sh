@@ -4,7 +4,8 @@
 #
 #   compare NAME [options] -- PROGRAM ARGS...
 #
-# which runs PROGRAM three ways, each in a fresh working directory:
+# which runs PROGRAM three ways at once (they are independent), each in a fresh working
+# directory:
 #   native   untraced (no CTP_* variables, no LD_PRELOAD)
 #   ctp-run  ctp-run -o $WORK/NAME.jsonl.zst -- PROGRAM ARGS
 #   plain    LD_PRELOAD=libctp_preload.so CTP_OUTPUT=$WORK/NAME-plain.jsonl.zst PROGRAM ARGS
@@ -128,7 +129,7 @@ compare() {
 	[ "${1:-}" = "--" ] || { echo "compare: missing -- PROGRAM" >&2; exit 2; }
 	shift
 
-	local mode mopts native st times=""
+	local mode mopts native st times="" pids=()
 	for mode in native "${TP_MODES[@]}"; do
 		mopts=("${opts[@]}")
 		local i
@@ -137,9 +138,15 @@ compare() {
 				mopts[$i]="${mopts[$i]}:$WORK/$name.$mode.vm"
 			fi
 		done
-		local t0=$EPOCHREALTIME
-		tp_run_one "$name" "$mode" "$core" "${mopts[@]}" -- "$@"
-		times+="$mode $(tp_seconds_since "$t0") s, "
+		tp_timed tp_run_one "$name" "$mode" "$core" "${mopts[@]}" -- "$@" \
+			>"$WORK/$name.$mode.time" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || echo "    runner $i failed" >&2
+	done
+	for mode in native "${TP_MODES[@]}"; do
+		times+="$mode $(cat "$WORK/$name.$mode.time") s, "
 		grep -v '^ctp: ' "$WORK/$name.$mode.err" >"$WORK/$name.$mode.err.app" || true
 	done
 
@@ -168,10 +175,11 @@ compare() {
 	done
 }
 
-# tp_seconds_since EPOCHREALTIME-VALUE: elapsed seconds, one decimal.
-tp_seconds_since() {
-	local now=${EPOCHREALTIME/./} then=${1/./}
-	local ms=$(((now - then) / 1000))
+# tp_timed COMMAND...: runs COMMAND, then prints its run time in seconds, one decimal.
+tp_timed() {
+	local t0=${EPOCHREALTIME/./}
+	"$@"
+	local ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
 	printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
 }
 
