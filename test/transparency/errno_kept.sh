@@ -1,0 +1,7 @@
+# errno: makecontext, swapcontext and succeeding hooked I/O calls leave a sentinel errno alone;
+# a failing read on fd -1 leaves exactly EBADF.
+source "$CTP_SOURCE_DIR/test/transparency/harness.sh"
+compare errno_kept --expect "exit 0" -- "$TP_BIN/errno_kept"
+check "errno_kept: untraced, read on fd -1 leaves EBADF" \
+	grep -q "read on fd -1 .*errno 9 " "$WORK/errno_kept.native.out"
+finish
