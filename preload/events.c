@@ -122,34 +122,46 @@ static void emit_exit(struct ctp_thread *t, uint64_t now, uint64_t coro, uint32_
 }
 
 static inline __attribute__((always_inline)) void
-switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint64_t now,
-		  const uint64_t *frames, uint32_t n)
+switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from_state,
+		  uint64_t now, const uint64_t *frames, uint32_t n)
 {
 	struct ctp_station *from_s = ctp_station_at(t->current);
 	struct ctp_station *to_s = ctp_station_at(to);
-	station_suspend(from_s, how == CTP_HOW_SETCONTEXT ? CTP_STATE_LEFT : CTP_STATE_SUSPENDED,
-			now, frames, n);
+	station_suspend(from_s, from_state, now, frames, n);
 	station_resume(to_s, t->tid, now);
+	ctp_context_saved = 0; /* the coroutine resumed has saved nothing yet */
 	emit_switch(t, now, CTP_LOAD_RELAXED(&from_s->coro), CTP_LOAD_RELAXED(&to_s->coro), how,
 		    frames, n);
 	t->current = to;
 }
 
-void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip, uint64_t now)
+static inline __attribute__((always_inline)) void switch_from(struct ctp_thread *t, uint32_t to,
+							      uint32_t how, uint32_t from_state,
+							      uint32_t skip, uint64_t now)
 {
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 	uint32_t n = 0;
 	int state = ctp_thread_enter(t);
 	if (ctp_proc.config.stack_depth)
 		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
-	switch_with_stack(t, to, how, now, frames, n);
+	switch_with_stack(t, to, how, from_state, now, frames, n);
 	ctp_thread_leave(t, state);
+}
+
+void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip, uint64_t now)
+{
+	switch_from(t, to, how, CTP_STATE_SUSPENDED, skip, now);
+}
+
+void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip, uint64_t now)
+{
+	switch_from(t, to, how, CTP_STATE_LEFT, skip, now);
 }
 
 void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how)
 {
 	int state = ctp_thread_enter(t);
-	switch_with_stack(t, to, how, ctp_now(), NULL, 0);
+	switch_with_stack(t, to, how, CTP_STATE_SUSPENDED, ctp_now(), NULL, 0);
 	ctp_thread_leave(t, state);
 }
 
@@ -174,6 +186,7 @@ void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 	if (to != CTP_NO_STATION) {
 		struct ctp_station *to_s = ctp_station_at(to);
 		station_resume(to_s, t->tid, now);
+		ctp_context_saved = 0;
 		emit_switch(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how, NULL, 0);
 		t->current = to;
 	}

@@ -14,7 +14,7 @@
 CTP_EXPORT int close(int fd)
 {
 	CTP_REAL(close);
-	if (CTP_UNLIKELY(ctp_own_fd(fd)))
+	if (CTP_UNLIKELY(ctp_own_fd(fd)) && !ctp_called_from_unwinder(__builtin_return_address(0)))
 		return 0; /* ours, not the program's: it is "closed" as far as it can tell */
 	struct ctp_fd_closing c;
 	if (__builtin_expect(!ctp_io_close_begin(fd, &c), 1))

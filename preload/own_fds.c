@@ -10,14 +10,20 @@
  * before the preload uses it and before a close is refused. One whose identity changed is the
  * program's now; the preload forgets it and never touches that number again. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "preload.h"
 
-enum { OWN_FD_FLOOR = 900, MAX_OWN_FDS = 4 };
+/* Own fds live at the top of the range the program may use (below RLIMIT_NOFILE's soft limit,
+ * and below 4096 whatever the limit: an fd number that high makes the kernel's fd table that
+ * large). Programs take the lowest free numbers; a program that picks a number of its own
+ * (dup2, F_DUPFD) picks it low more often than high, and a dup2 onto one of ours moves ours. */
+enum { OWN_FD_CEILING = 4096, OWN_FD_SPAN = 8, MAX_OWN_FDS = 8 };
 
 /* Each registered slot holds the address of the variable that keeps the fd, so that moving an
  * fd updates its user, and the identity of the file it had when it was made ours. */
@@ -88,13 +94,32 @@ bool ctp_own_fd(int fd)
 	return false;
 }
 
+/* A free number as high as allowed, for a copy of fd (close-on-exec); -1 when none. */
+static int dup_high(int fd)
+{
+	struct rlimit rl;
+	long limit = OWN_FD_CEILING;
+	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 &&
+	    rl.rlim_cur < (rlim_t)OWN_FD_CEILING)
+		limit = (long)rl.rlim_cur;
+	for (long from = limit - OWN_FD_SPAN; from > 2; from -= OWN_FD_SPAN) {
+		long high = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, from);
+		if (high >= 0)
+			return (int)high;
+		if (errno != EMFILE && errno != EINVAL)
+			return -1;
+	}
+	return -1;
+}
+
 int ctp_own_fd_move_high(int fd)
 {
-	int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, OWN_FD_FLOOR);
-	if (high < 0)
-		return fd;
-	syscall(SYS_close, fd);
-	return high;
+	int saved_errno = errno;
+	int high = dup_high(fd);
+	if (high >= 0)
+		syscall(SYS_close, fd);
+	errno = saved_errno;
+	return high >= 0 ? high : fd;
 }
 
 void ctp_own_fd_make_room(int target)
@@ -105,7 +130,7 @@ void ctp_own_fd_make_room(int target)
 		int fd = __atomic_load_n(own[i].slot, __ATOMIC_RELAXED);
 		if (fd != target || !still_ours(&own[i], fd))
 			continue;
-		int moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, target + 1);
+		int moved = dup_high(fd);
 		if (moved >= 0)
 			__atomic_store_n(own[i].slot, moved, __ATOMIC_RELAXED);
 		/* The program's dup2 now closes the old number; ours lives on at `moved`. */

@@ -234,6 +234,12 @@ CTP_HIDDEN void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro
  * largest single cost of a switch) overlaps the lookup. */
 CTP_HIDDEN void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip,
 				uint64_t now);
+/* The same switch, the current coroutine leaving without having saved itself (a setcontext with
+ * no getcontext since it was resumed): its station stays, in state LEFT. */
+CTP_HIDDEN void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip,
+			       uint64_t now);
+/* Set by the getcontext hook, cleared when a coroutine is resumed (ucontext_hooks.c). */
+extern __thread uint8_t ctp_context_saved CTP_HIDDEN __attribute__((tls_model("initial-exec")));
 /* The same switch without a suspend stack: the hook runs on the target side already. */
 CTP_HIDDEN void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how);
 /* The current coroutine of t ends (how = the switch that ends it): EXIT record, station exited;
@@ -291,6 +297,9 @@ static inline uint32_t ctp_station_for_sp(struct ctp_thread *t, uint64_t sp)
 }
 
 CTP_HIDDEN void ctp_unwind_init(void);
+/* libunwind's own fds (unwind_fds.c): its address range, and whether a call comes from it. */
+CTP_HIDDEN void ctp_unwinder_note(const void *symbol);
+CTP_HIDDEN bool ctp_called_from_unwinder(const void *return_address);
 /* Fills up to `max` return addresses of the caller's caller (skipping `skip` frames of the
  * preload's own); returns how many. */
 CTP_HIDDEN uint32_t ctp_unwind(uint64_t *frames, uint32_t max, uint32_t skip);

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,11 +60,20 @@ void *ctp_segment_ptr(uint64_t off)
 	return NULL;
 }
 
+/* Whether the file size limit allows a file of `size` bytes. A memfd counts: an ftruncate past
+ * RLIMIT_FSIZE would send the program SIGXFSZ, which kills it by default. */
+static bool size_allowed(uint64_t size)
+{
+	struct rlimit rl;
+	return syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) != 0 ||
+	       rl.rlim_cur == RLIM_INFINITY || size <= rl.rlim_cur;
+}
+
 static bool commit(uint64_t size)
 {
 	/* The memfd's number may name a file of the program's by now (own_fds.c): never truncate
 	 * that. */
-	if (!ctp_own_fd_valid(&ctp_seg.memfd) ||
+	if (!size_allowed(size) || !ctp_own_fd_valid(&ctp_seg.memfd) ||
 	    syscall(SYS_ftruncate, ctp_seg.memfd, (off_t)size) != 0)
 		return false;
 	/* Release: a collector that sees the new size finds the bytes there. */
@@ -109,6 +119,11 @@ bool ctp_segment_create(void)
 		return false;
 	}
 	ctp_own_fd_register(&ctp_seg.memfd);
+	if (!size_allowed(FIRST_COMMIT)) {
+		ctp_log("the file size limit (ulimit -f) leaves no room for the segment", NULL,
+			NULL);
+		return false;
+	}
 	if (syscall(SYS_ftruncate, ctp_seg.memfd, (off_t)FIRST_COMMIT) != 0 ||
 	    syscall(SYS_fcntl, ctp_seg.memfd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
 		ctp_log("cannot size the segment: ", strerror(errno), NULL);
@@ -214,7 +229,8 @@ bool ctp_segment_fork_child(void)
 	ctp_seg.lock = 0; /* another thread may have held it at the fork: it is gone */
 	uint64_t committed = ctp_seg.hdr->segment_size;
 	int fd = new_memfd();
-	if (fd < 0 || syscall(SYS_ftruncate, fd, (off_t)committed) != 0 ||
+	if (fd < 0 || !size_allowed(committed) ||
+	    syscall(SYS_ftruncate, fd, (off_t)committed) != 0 ||
 	    syscall(SYS_fcntl, fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0 ||
 	    !copy_range(fd, 0, sizeof(struct ctp_header)))
 		goto fail;

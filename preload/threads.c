@@ -3,8 +3,10 @@
  * through ctp_thread_get, which the compiler may not merge across a context switch. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,8 +25,61 @@ static void make_exit_key(void)
 	pthread_key_create(&exit_key, thread_exit);
 }
 
+/* The mapping of /proc/self/maps that holds addr, read with raw syscalls and no allocation. */
+static bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[8192];
+	size_t have = 0;
+	bool found = false;
+	for (;;) {
+		long n = syscall(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n')) != NULL) {
+			char *end;
+			uint64_t a = strtoull(line, &end, 16);
+			uint64_t b = *end == '-' ? strtoull(end + 1, NULL, 16) : 0;
+			if (a <= addr && addr < b) {
+				*lo = a;
+				*hi = b;
+				found = true;
+				break;
+			}
+			line = nl + 1;
+		}
+		if (found)
+			break;
+		/* Keep the unfinished line for the next read. */
+		have = strlen(line);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* a line longer than the buffer: no stack there */
+	}
+	syscall(SYS_close, fd);
+	return found;
+}
+
+/* The thread's own stack. For the main thread glibc knows it (its size follows RLIMIT_STACK).
+ * For another thread pthread_getattr_np would do, but it allocates, and an allocation made on a
+ * new thread gives the thread a malloc arena of its own: 64 MiB of address space each, which
+ * the program without the tracer would not have had. Its stack is one mapping (the guard page
+ * below is another). */
 static void own_stack_range(struct ctp_thread *t)
 {
+	if (t->tid != (uint32_t)syscall(SYS_getpid)) {
+		uint64_t lo, hi;
+		if (mapping_of((uint64_t)__builtin_frame_address(0), &lo, &hi)) {
+			t->stack_lo = lo;
+			t->stack_hi = hi;
+		}
+		return;
+	}
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
@@ -126,39 +181,52 @@ void ctp_threads_fork_child(void)
 }
 
 /* pthread_create: the new thread's own coroutine appears when it starts, not at its first
- * switch, and names its start routine. */
-struct start_args {
+ * switch, and names its start routine. The start routine and its argument wait for the new
+ * thread in a slot of a fixed pool, not on the heap: a free() on the new thread would give it a
+ * malloc arena of its own (64 MiB of address space) that the program would not have had. With
+ * every slot taken (that many threads created and not started yet), a thread starts as the
+ * program asked and is traced from its first hooked call. */
+enum { START_SLOTS = 256 };
+struct start_slot {
 	void *(*fn)(void *);
 	void *arg;
+	int taken;
 };
+static struct start_slot start_slots[START_SLOTS];
+
+static struct start_slot *take_start_slot(void)
+{
+	for (int i = 0; i < START_SLOTS; i++) {
+		int expected = 0;
+		if (__atomic_compare_exchange_n(&start_slots[i].taken, &expected, 1, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return &start_slots[i];
+	}
+	return NULL;
+}
 
 static void *thread_trampoline(void *p)
 {
-	struct start_args a = *(struct start_args *)p;
-	free(p);
-	ctp_tls_thread.entry_hint = (uint64_t)a.fn;
+	struct start_slot *slot = p;
+	void *(*fn)(void *) = slot->fn;
+	void *arg = slot->arg;
+	__atomic_store_n(&slot->taken, 0, __ATOMIC_RELEASE);
+	ctp_tls_thread.entry_hint = (uint64_t)fn;
 	ctp_thread_get();
-	return a.fn(a.arg);
+	return fn(arg);
 }
 
 CTP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
 			      void *arg)
 {
 	CTP_REAL(pthread_create);
-	int saved_errno = errno;
-	struct start_args *a;
-	if (!ctp_process_ready() || !(a = malloc(sizeof(*a)))) {
-		errno = saved_errno;
+	struct start_slot *slot;
+	if (!ctp_process_ready() || !(slot = take_start_slot()))
 		return real_pthread_create(thread, attr, start, arg);
-	}
-	a->fn = start;
-	a->arg = arg;
-	errno = saved_errno;
-	int rc = real_pthread_create(thread, attr, thread_trampoline, a);
-	if (rc != 0) {
-		saved_errno = errno;
-		free(a);
-		errno = saved_errno;
-	}
+	slot->fn = start;
+	slot->arg = arg;
+	int rc = real_pthread_create(thread, attr, thread_trampoline, slot);
+	if (rc != 0)
+		__atomic_store_n(&slot->taken, 0, __ATOMIC_RELEASE);
 	return rc;
 }

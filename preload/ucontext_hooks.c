@@ -9,7 +9,9 @@
  * nothing can be recycled or lost between makecontext and the first run, and the entry function
  * preserves them for us by the ABI. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <ucontext.h>
 
@@ -87,6 +89,55 @@ __asm__(".text\n"
 	"	.cfi_endproc\n"
 	".size ctp_makecontext_entry, .-ctp_makecontext_entry\n");
 
+/* getcontext: set when the running coroutine saves its context, cleared when a coroutine is
+ * resumed on this thread. A setcontext away from a coroutine that saved itself since it was
+ * resumed is a suspend (the getcontext/setcontext scheduler idiom: it will be resumed through the
+ * saved context); one that did not has left for good, unless something resumes it after all.
+ *
+ * A C wrapper of getcontext would break it (its frame is gone when the saved context is resumed):
+ * this hook is an assembly stub that sets the flag and jumps to glibc's getcontext with the
+ * stack and every register as the program left them. */
+__thread uint8_t ctp_context_saved __attribute__((tls_model("initial-exec")));
+void *ctp_real_getcontext_resolve(void) CTP_HIDDEN;
+static void *real_getcontext_fn;
+
+void *ctp_real_getcontext_resolve(void)
+{
+	void *f = __atomic_load_n(&real_getcontext_fn, __ATOMIC_RELAXED);
+	if (!f) {
+		int saved_errno = errno;
+		f = dlsym(RTLD_NEXT, "getcontext");
+		errno = saved_errno;
+		if (!f) {
+			ctp_log("no real getcontext: cannot go on", NULL, NULL);
+			abort();
+		}
+		__atomic_store_n(&real_getcontext_fn, f, __ATOMIC_RELAXED);
+	}
+	return f;
+}
+
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl getcontext\n"
+	".type getcontext, @function\n"
+	"getcontext:\n"
+	"	.cfi_startproc\n"
+	"	movq ctp_context_saved@gottpoff(%rip), %rax\n"
+	"	movb $1, %fs:(%rax)\n"
+	"	movq real_getcontext_fn(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmpq *%rax\n"
+	"1:	pushq %rdi\n" /* first call: resolve, with ucp kept and the stack aligned */
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call ctp_real_getcontext_resolve\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	jmpq *%rax\n"
+	"	.cfi_endproc\n"
+	".size getcontext, .-getcontext\n");
+
 static inline uint64_t context_sp(const ucontext_t *ucp)
 {
 	return (uint64_t)ucp->uc_mcontext.gregs[REG_RSP];
@@ -109,10 +160,11 @@ CTP_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	return real_swapcontext(oucp, ucp);
 }
 
-/* A setcontext away from a coroutine is a switch, not its end: programs save a context with
- * getcontext and come back to it with setcontext (a scheduler's idiom, and how signal-driven
- * preemption resumes). A coroutine that never comes back stays suspended until its stack is
- * reused. A setcontext within one stack (a getcontext loop) is no switch. */
+/* A setcontext away from a coroutine is a switch, not its end: a coroutine that saved itself
+ * with getcontext since it was last resumed is suspended (it will be resumed through what it
+ * saved); one that did not has left, which the collector counts as its end unless something
+ * resumes it after all (its station stays until then, or until its stack is reused). A
+ * setcontext within one stack (a getcontext loop) is no switch. */
 CTP_EXPORT int setcontext(const ucontext_t *ucp)
 {
 	CTP_REAL(setcontext);
@@ -121,8 +173,12 @@ CTP_EXPORT int setcontext(const ucontext_t *ucp)
 		int saved_errno = errno;
 		uint64_t now = ctp_now();
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
-		if (to != t->current)
-			ctp_coro_switch(t, to, CTP_HOW_SETCONTEXT, 1, now);
+		if (to != t->current) {
+			if (ctp_context_saved)
+				ctp_coro_switch(t, to, CTP_HOW_SETCONTEXT, 1, now);
+			else
+				ctp_coro_leave(t, to, CTP_HOW_SETCONTEXT, 1, now);
+		}
 		errno = saved_errno;
 	}
 	return real_setcontext(ucp);

@@ -17,6 +17,9 @@ void ctp_unwind_init(void)
 	void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (lib)
 		unw_backtrace_fn = (backtrace_fn)dlsym(lib, "unw_backtrace");
+	if (unw_backtrace_fn)
+		ctp_unwinder_note(
+			(const void *)unw_backtrace_fn); /* before libunwind opens its pipe */
 	if (!unw_backtrace_fn) {
 		ctp_log("libunwind.so.8 not found: suspend stacks are off", NULL, NULL);
 	} else {

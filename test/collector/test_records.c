@@ -382,7 +382,13 @@ static void clock_readings_are_converted(void **state)
 	f->p.clock_kind = CTP_CLOCK_TSC;
 	assert_int_equal(ctp_proc_ts(&f->p, 5000), 5000); /* no model */
 	f->c.have_tsc = true;
-	f->c.tsc = (struct ctp_tsc_model){.tsc0 = 1000, .ns0 = 1000000, .ns_per_tick = 0.5};
+	f->c.tsc = (struct ctp_tsc_model){
+		.piece = {{.tsc0 = 1000, .ns0 = 1000000, .ns_per_tick = 0.5}},
+		.count = 1,
+		.cal_tsc = 1000,
+		.cal_ns = 1000000,
+		.ns_per_tick = 0.5,
+	};
 	assert_int_equal(ctp_proc_ts(&f->p, 5000), 1002000);
 	assert_int_equal(ctp_proc_ts(&f->p, 1000), 1000000);
 	thread_record(f, 1, 3000);
