@@ -129,6 +129,14 @@ expect_rc 1 "--report on a trace with unwritten lines" "$CAT" --report unwritten
 grep -qF "WARNING: the collector could not write 40 trace lines" out ||
 	fail "--report does not warn of unwritten lines: $(cat out)"
 
+# An input that is not a trace touches no output: no database file is made, an existing file
+# of the same name stays as it was.
+expect_rc 2 "--sqlite from something that is not a trace" "$CAT" --sqlite fresh.db plain
+[ -e fresh.db ] && fail "--sqlite from something that is not a trace made fresh.db"
+echo "not a database" >kept.db
+expect_rc 2 "--sqlite over a file, from something that is not a trace" "$CAT" --sqlite kept.db plain
+[ "$(cat kept.db)" = "not a database" ] || fail "--sqlite changed kept.db: $(cat kept.db)"
+
 # A reader that goes away: quiet, exit 0, however much was left.
 for i in $(seq 1 20000); do
 	printf '{"type":"switch","pid":9,"tid":9,"ts":%d,"from":1,"to":2,"how":"swapcontext","stack":null}\n' "$i"
