@@ -608,7 +608,8 @@ int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
 		return 0;
 	a->finished = true;
 	if (end) {
-		a->sum.complete = end->kind == CTP_TRACE_COMPLETE;
+		a->sum.missing_lines = ctp_trace_end_missing(end) + ctp_trace_end_uncounted(end);
+		a->sum.complete = end->kind == CTP_TRACE_COMPLETE && a->sum.missing_lines == 0;
 		a->sum.bad_lines = end->bad_lines;
 		a->sum.lines = end->lines;
 	}

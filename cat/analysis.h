@@ -69,10 +69,12 @@ struct ctp_analysis_summary {
 	uint64_t stacks;	  /* distinct stacks */
 	uint64_t first_ts, last_ts; /* earliest and latest time seen (0 if none) */
 	uint64_t lines, bad_lines;
-	bool complete;	/* the trace was read whole (see docs/trace-format.md) */
-	bool has_end;	/* an `end` line was read */
-	bool uncertain; /* loss, a cut, or a process without exit: findings may miss or be
-			 * wrong, see docs/report.md */
+	uint64_t missing_lines; /* lines the `end` line counts that are not in the trace (the
+				 * collector could not write them: a full disk) */
+	bool complete;		/* the trace was read whole (see docs/trace-format.md) */
+	bool has_end;		/* an `end` line was read */
+	bool uncertain;		/* loss, a cut, or a process without exit: findings may miss or be
+				 * wrong, see docs/report.md */
 	uint64_t missed_after_ns, never_yielded_after_ns; /* the thresholds used */
 };
 

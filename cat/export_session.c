@@ -166,7 +166,13 @@ static void export_ended(void *state, const struct ctp_trace_end *end)
 	s->have_end = true;
 	switch (end->kind) {
 	case CTP_TRACE_COMPLETE:
-		s->end_state = end->bad_lines ? "bad_lines" : "complete";
+		s->end_state = ctp_trace_end_missing(end) || ctp_trace_end_uncounted(end)
+				       ? "lines_missing"
+			       : end->bad_lines ? "bad_lines"
+						: "complete";
+		break;
+	case CTP_TRACE_TRAILING:
+		s->end_state = "trailing";
 		break;
 	case CTP_TRACE_TRUNCATED:
 		s->end_state = "truncated";

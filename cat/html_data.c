@@ -156,8 +156,21 @@ static void write_end(struct data *d, const struct ctp_trace_end *end)
 			 " (%s): this page shows what came before.",
 			 end->frame_end, end->why);
 		break;
+	case CTP_TRACE_TRAILING:
+		snprintf(note, sizeof(note), "The trace is followed by more (%s): not shown.",
+			 end->why);
+		break;
 	default:
 		break;
+	}
+	uint64_t missing = end ? ctp_trace_end_missing(end) + ctp_trace_end_uncounted(end) : 0;
+	if (missing) {
+		size_t len = strlen(note);
+		snprintf(note + len, sizeof(note) - len,
+			 "%s%" PRIu64
+			 " trace lines are missing: the collector could not write them "
+			 "(a full disk?).",
+			 len ? " " : "", missing);
 	}
 	if (end && end->bad_lines) {
 		size_t len = strlen(note);

@@ -7,10 +7,10 @@
 
 #include "cat/cat.h"
 #include "cat/html.h"
+#include "cat/outfile.h"
 
 struct out_html {
-	FILE *f;
-	const char *path;
+	struct ctp_cat_outfile out; /* the page, put in place only once it is whole */
 	const char *source;
 	char *trace_tool; /* the header's `tool` */
 	struct ctp_trace_end end;
@@ -92,9 +92,7 @@ static int html_finish(void *state)
 	const struct ctp_trace_end *end = o->ended ? &o->end : NULL;
 	if (end && (end->kind == CTP_TRACE_NOT_TRACE || end->kind == CTP_TRACE_IO_ERROR)) {
 		/* Nothing to show: the reader says why, and no empty page is left behind. */
-		fclose(o->f);
-		o->f = NULL;
-		remove(o->path);
+		ctp_cat_outfile_abandon(&o->out);
 		return 0;
 	}
 	if (ctp_analysis_finish(o->analysis, end) < 0) {
@@ -108,17 +106,15 @@ static int html_finish(void *state)
 	if (rc < 0)
 		errno = ENOMEM;
 	else
-		rc = write_page(o->f, &data);
+		rc = write_page(o->out.f, &data);
 	ctp_jsonw_free(&data);
-	if (fclose(o->f) != 0)
-		rc = -1;
-	o->f = NULL;
 	if (rc < 0) {
 		int saved = errno;
-		remove(o->path); /* no half page that looks whole */
+		ctp_cat_outfile_abandon(&o->out); /* no half page that looks whole */
 		errno = saved;
+		return -1;
 	}
-	return rc;
+	return ctp_cat_outfile_commit(&o->out);
 }
 
 static void html_ended(void *state, const struct ctp_trace_end *end)
@@ -131,10 +127,7 @@ static void html_ended(void *state, const struct ctp_trace_end *end)
 static void html_free(void *state)
 {
 	struct out_html *o = state;
-	if (o->f) {
-		fclose(o->f); /* reading failed before the end: the page was never written */
-		remove(o->path);
-	}
+	ctp_cat_outfile_abandon(&o->out); /* reading failed before the end: no page */
 	ctp_analysis_free(o->analysis);
 	free(o->trace_tool);
 	if (o->collect_ready)
@@ -144,12 +137,10 @@ static void html_free(void *state)
 
 int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt)
 {
-	const char *path = opt->html_path;
 	const char *source = strcmp(opt->input, "-") == 0 ? "standard input" : opt->input;
 	struct out_html *o = calloc(1, sizeof(*o));
 	if (!o)
 		return -1;
-	o->path = path;
 	const char *slash = strrchr(source, '/');
 	o->source = slash ? slash + 1 : source;
 	o->analysis = ctp_analysis_new(&opt->analysis);
@@ -159,8 +150,7 @@ int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_optio
 		errno = ENOMEM;
 		return -1;
 	}
-	o->f = fopen(path, "w");
-	if (!o->f) {
+	if (ctp_cat_outfile_open(&o->out, opt->html_path) < 0) {
 		int saved = errno;
 		html_free(o);
 		errno = saved;

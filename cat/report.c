@@ -150,7 +150,14 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 			"switches or fd events may be missing, so findings may be missing or "
 			"wrong.\n",
 			s->lost);
-	if (!s->complete)
+	if (s->missing_lines)
+		fprintf(f,
+			"  WARNING: the collector could not write %" PRIu64
+			" trace lines (a write error: full disk?): switches, fd events or ends may "
+			"be "
+			"missing, so findings may be missing or wrong.\n",
+			s->missing_lines);
+	else if (!s->complete)
 		fputs("  WARNING: the trace is incomplete (cut off or damaged): its end is "
 		      "missing, "
 		      "so coroutines that look stuck may have been resumed later.\n",

@@ -199,6 +199,7 @@ static json_t *summary_json(const struct ctp_analysis *a)
 	set(o, "stacks", u64(s->stacks));
 	set(o, "first_ts", u64_or_null(s->first_ts));
 	set(o, "last_ts", u64_or_null(s->last_ts));
+	set(o, "missing_lines", u64(s->missing_lines));
 	set(o, "complete", json_boolean(s->complete));
 	set(o, "uncertain", json_boolean(s->uncertain));
 	set(o, "missed_after_ns", u64(s->missed_after_ns));

@@ -57,6 +57,30 @@ static int open_filtered_output(const struct ctp_cat_options *opt, struct ctp_ca
 	return 0;
 }
 
+/* Checks the collector's `end` line against what was read: the trace is whole only when the
+ * line is there and every line it counts was read (a full disk leaves lines out). */
+static int report_end_line(const char *name, const struct ctp_trace_end *end)
+{
+	if (!end->end_line) {
+		/* Whole frames, but the collector never wrote its last line. */
+		fprintf(stderr,
+			"ctp-cat: %s: trace has no end line: the collector did not finish\n", name);
+		return CTP_CAT_EXIT_INCOMPLETE;
+	}
+	uint64_t missing = ctp_trace_end_missing(end), uncounted = ctp_trace_end_uncounted(end);
+	if (end->end_unwritten)
+		fprintf(stderr,
+			"ctp-cat: %s: the collector could not write %" PRIu64
+			" lines (a write error: full disk?): the trace is incomplete\n",
+			name, end->end_unwritten);
+	if (missing > end->end_unwritten || uncounted)
+		fprintf(stderr,
+			"ctp-cat: %s: the end line counts %" PRIu64 " lines before it, %" PRIu64
+			" were read: the trace is incomplete\n",
+			name, end->end_lines, end->lines_before_end);
+	return missing || uncounted ? CTP_CAT_EXIT_INCOMPLETE : CTP_CAT_EXIT_OK;
+}
+
 /* Says how reading ended and turns it into the exit code. */
 static int report_end(const char *name, const struct ctp_trace_end *end)
 {
@@ -81,38 +105,50 @@ static int report_end(const char *name, const struct ctp_trace_end *end)
 	case CTP_TRACE_IO_ERROR:
 		fprintf(stderr, "ctp-cat: %s: read error: %s\n", name, end->why);
 		return CTP_CAT_EXIT_FAILURE;
+	case CTP_TRACE_TRAILING:
+		fprintf(stderr, "ctp-cat: %s: %s; the rest is not read\n", name, end->why);
+		return CTP_CAT_EXIT_INCOMPLETE;
 	}
 	if (end->bad_lines > BAD_LINES_SHOWN)
 		fprintf(stderr, "ctp-cat: %s: %" PRIu64 " bad lines skipped in all\n", name,
 			end->bad_lines);
-	return end->bad_lines ? CTP_CAT_EXIT_INCOMPLETE : CTP_CAT_EXIT_OK;
+	int status = report_end_line(name, end);
+	return status == CTP_CAT_EXIT_OK && end->bad_lines ? CTP_CAT_EXIT_INCOMPLETE : status;
 }
 
 int ctp_cat_run(const struct ctp_cat_options *opt)
 {
 	const char *name = display_name(opt->input);
 	struct ctp_cat_follow *follow = NULL;
-	bool saw_end = false;	  /* following stopped at the trace's `end` line */
-	bool last_is_end = false; /* the last line read is an `end` line: the collector finished */
+	bool saw_end = false; /* following stopped at the trace's `end` line */
 	struct ctp_trace_reader *r = opt->follow ? ctp_cat_follow_open(opt->input, &follow)
 						 : ctp_trace_reader_open(opt->input);
 	if (!r) {
 		fprintf(stderr, "ctp-cat: %s: cannot open: %s\n", name, strerror(errno));
 		return CTP_CAT_EXIT_FAILURE;
 	}
+	/* The header first: an input that is no trace must not touch the output (an --html page
+	 * or a database of the same name stays as it was). */
+	struct ctp_trace_line line;
+	enum ctp_trace_item item = ctp_trace_reader_next(r, &line);
+	if (item == CTP_TRACE_END) {
+		int status = report_end(name, ctp_trace_reader_end(r));
+		ctp_trace_reader_free(r);
+		ctp_cat_follow_close(follow);
+		return status;
+	}
 	struct ctp_cat_output out = {0};
 	if (open_filtered_output(opt, &out) < 0) {
 		if (errno != ECANCELED)
 			fprintf(stderr, "ctp-cat: cannot set up the output: %s\n", strerror(errno));
 		ctp_trace_reader_free(r);
+		ctp_cat_follow_close(follow);
 		return CTP_CAT_EXIT_FAILURE;
 	}
 
 	int status = CTP_CAT_EXIT_OK;
 	bool output_failed = false;
-	struct ctp_trace_line line;
-	enum ctp_trace_item item;
-	while ((item = ctp_trace_reader_next(r, &line)) != CTP_TRACE_END) {
+	for (; item != CTP_TRACE_END; item = ctp_trace_reader_next(r, &line)) {
 		if (item == CTP_TRACE_BAD_LINE) {
 			uint64_t bad = ctp_trace_reader_end(r)->bad_lines;
 			if (bad <= BAD_LINES_SHOWN)
@@ -128,7 +164,6 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			output_failed = true;
 			break;
 		}
-		last_is_end = ctp_cat_follow_is_end_line(&line);
 		if (follow) {
 			ctp_cat_follow_flush_if_idle(follow, stdout);
 			if (ctp_cat_follow_is_end_line(&line)) {
@@ -151,18 +186,12 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			fprintf(stderr, "ctp-cat: write error: %s\n", strerror(errno));
 			status = CTP_CAT_EXIT_FAILURE;
 		}
-	} else if (!saw_end && !(follow && ctp_cat_follow_interrupted() &&
-				 ctp_trace_reader_end(r)->kind == CTP_TRACE_TRUNCATED)) {
-		/* (Ctrl-C while following cuts the input mid-frame: that is no damage.) */
-		int end_status = report_end(name, ctp_trace_reader_end(r));
-		if (end_status == CTP_CAT_EXIT_OK && !last_is_end) {
-			/* Whole frames, but the collector never wrote its last line. */
-			fprintf(stderr,
-				"ctp-cat: %s: trace has no end line: the collector did not "
-				"finish\n",
-				name);
-			end_status = CTP_CAT_EXIT_INCOMPLETE;
-		}
+	} else if (!(follow && ctp_cat_follow_interrupted() &&
+		     ctp_trace_reader_end(r)->kind == CTP_TRACE_TRUNCATED)) {
+		/* (Ctrl-C while following cuts the input mid-frame: that is no damage.) Following
+		 * stops at the end line, before the reader has reached the end of its input. */
+		int end_status = saw_end ? report_end_line(name, ctp_trace_reader_end(r))
+					 : report_end(name, ctp_trace_reader_end(r));
 		if (end_status > status)
 			status = end_status;
 		/* The output's own verdict (--report: findings that fail, 3), unless the trace

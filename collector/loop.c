@@ -23,6 +23,7 @@
 #include "collector/harvester.h"
 #include "collector/proc.h"
 #include "ctp/jsonw.h"
+#include "ctp/trace_file.h"
 #include "ctp/wire.h"
 
 /* Two threads: the harvester (collector/harvester.h says why) moves ring records into spools;
@@ -544,7 +545,9 @@ static void finish(struct loop *L)
 }
 
 /* The last line of a trace whose collector finished: a reader that does not find it knows the
- * trace is incomplete (docs/trace-format.md). */
+ * trace is incomplete (docs/trace-format.md). It counts the lines written (those still pending
+ * go into the same frame as this line) and those a write error lost, so that a reader can tell
+ * a trace with holes from a whole one. */
 static void write_end_line(struct loop *L)
 {
 	struct ctp_zwriter_stats st;
@@ -552,9 +555,13 @@ static void write_end_line(struct loop *L)
 	struct ctp_jsonw w;
 	ctp_jsonw_init(&w);
 	CTP_JSONW_LIT(&w, "{\"type\":\"end\",\"lines\":");
-	ctp_jsonw_u64(&w, st.lines);
+	ctp_jsonw_u64(&w, st.lines - st.lost_lines);
 	CTP_JSONW_LIT(&w, ",\"lost\":");
 	ctp_jsonw_u64(&w, L->c.em.lost);
+	if (st.lost_lines) {
+		CTP_JSONW_LIT(&w, ",\"unwritten\":");
+		ctp_jsonw_u64(&w, st.lost_lines);
+	}
 	CTP_JSONW_LIT(&w, "}\n");
 	ctp_zwriter_write(L->z, w.buf, w.len);
 	ctp_jsonw_free(&w);
@@ -596,6 +603,9 @@ static bool setup(struct loop *L)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit (ulimit -f) must fail our writes with EFBIG, which the writer counts
+	 * and reports, not kill us with the trace's end unwritten. */
+	signal(SIGXFSZ, SIG_IGN);
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -646,10 +656,13 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	ctp_tsc_model_init(&L.c.tsc, 20);
 	L.c.have_tsc = true;
 #endif
-	L.z = ctp_zwriter_open(o->output, o->level);
+	char why[512];
+	int out_fd = ctp_trace_file_create(o->output, why, sizeof(why));
+	L.z = out_fd < 0 ? NULL : ctp_zwriter_open_fd(out_fd, o->output, o->level);
 	if (!L.z) {
-		fprintf(stderr, "ctp-collector: cannot create %s: %s\n", o->output,
-			strerror(errno));
+		if (out_fd >= 0)
+			snprintf(why, sizeof(why), "%s: %s", o->output, strerror(errno));
+		fprintf(stderr, "ctp-collector: cannot create the trace %s\n", why);
 		unlink(o->socket_path);
 		ctp_harvester_stop(&L.H);
 		return 1;
@@ -677,12 +690,16 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	if (o->summary) {
 		char size[32];
 		human_size(size, sizeof(size), st.file_bytes);
+		char unwritten[64] = "";
+		if (st.lost_lines)
+			snprintf(unwritten, sizeof(unwritten), ", %llu lines NOT WRITTEN",
+				 (unsigned long long)st.lost_lines);
 		fprintf(stderr,
-			"ctp: %llu process%s, %llu coroutines, %llu switches, %llu events lost, %s "
-			"(%s)\n",
+			"ctp: %llu process%s, %llu coroutines, %llu switches, %llu events lost%s, "
+			"%s (%s)\n",
 			(unsigned long long)L.c.em.processes, L.c.em.processes == 1 ? "" : "es",
 			(unsigned long long)L.c.em.coros, (unsigned long long)L.c.em.switches,
-			(unsigned long long)L.c.em.lost, o->output, size);
+			(unsigned long long)L.c.em.lost, unwritten, o->output, size);
 	}
 	if (L.H.full_waits)
 		fprintf(stderr,

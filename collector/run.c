@@ -47,11 +47,13 @@ static void usage(FILE *f)
 		"\n"
 		"Runs PROGRAM with the ctp tracer and writes its trace (zstd-compressed JSON\n"
 		"Lines) to FILE. Exits with PROGRAM's exit status, or 128+N if it was killed by\n"
-		"signal N; 126/127 if PROGRAM cannot be run, 2 if the tracer cannot start.\n"
+		"signal N; 126/127 if PROGRAM cannot be run; 125 if ctp-run itself fails (a\n"
+		"usage error, the trace file cannot be created, the tracer cannot start).\n"
 		"\n"
 		"  -o, --output FILE    trace file (default " CTP_RUN_DEFAULT_OUTPUT
-		"); an existing\n"
-		"                       FILE is renamed to FILE.old first\n"
+		"), made with\n"
+		"                       mode 0600; an existing FILE is renamed to FILE.old\n"
+		"                       first; a symbolic link is refused\n"
 		"      --stack-depth N  frames kept per suspended stack, 0..%u (0: none;\n"
 		"                       default %u)\n"
 		"  -h, --help           show this help\n"
@@ -113,24 +115,6 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 	}
 	o->argv = argv + optind;
 	return -1;
-}
-
-/* An existing trace is kept as FILE.old rather than overwritten. Only a regular file: an
- * output such as /dev/null must stay where it is. */
-static bool keep_old_output(const char *output)
-{
-	struct stat st;
-	if (lstat(output, &st) != 0 || !S_ISREG(st.st_mode))
-		return true;
-	char *old = NULL;
-	if (asprintf(&old, "%s.old", output) < 0)
-		return false;
-	bool ok = rename(output, old) == 0;
-	if (!ok)
-		fprintf(stderr, "ctp-run: cannot rename %s to %s: %s\n", output, old,
-			strerror(errno));
-	free(old);
-	return ok;
 }
 
 static void describe_status(char *buf, size_t size, int status)
@@ -468,8 +452,6 @@ int main(int argc, char **argv)
 	if (!ctp_run_find_parts(&collector_path, &preload_path))
 		return CTP_RUN_EXIT_FAILURE;
 	ctp_run_signals_install();
-	if (!keep_old_output(o.output))
-		return CTP_RUN_EXIT_FAILURE;
 	char *dir = ctp_run_make_dir();
 	if (dir == NULL)
 		return CTP_RUN_EXIT_FAILURE;

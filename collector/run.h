@@ -8,8 +8,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Exit statuses of the launcher itself, as shells use them for a command. */
-#define CTP_RUN_EXIT_FAILURE 2		/* usage, missing parts, collector did not start */
+/* Exit statuses of the launcher itself, as shells use them for a command. Its own failures use
+ * 125, as timeout(1), env(1) and nice(1) do: a program's own exit status 2 (or 1) must not read
+ * as "the tracer failed". */
+#define CTP_RUN_EXIT_FAILURE 125	/* usage, missing parts, collector did not start */
 #define CTP_RUN_EXIT_NOT_EXECUTABLE 126 /* found but cannot be executed */
 #define CTP_RUN_EXIT_NOT_FOUND 127	/* no such command */
 

@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ctp/json_count.h"
 #include "ctp/zreader.h"
 
 /* Decompressed bytes are taken in chunks of this size; a line that lies within one chunk is
@@ -26,6 +28,7 @@ struct ctp_trace_reader {
 	uint64_t open_len; /* bytes of the unfinished line so far, skipped ones included */
 	bool skipping;	   /* the unfinished line is over the limit: drop it up to its '\n' */
 	size_t limit;
+	uint64_t value_limit;
 	json_t *current; /* the object of the line last yielded */
 	json_t *header;
 	bool ended;
@@ -40,6 +43,7 @@ struct ctp_trace_reader *ctp_trace_reader_from_fd(int fd)
 		return NULL;
 	r->fd = fd;
 	r->limit = CTP_TRACE_READER_LINE_LIMIT;
+	r->value_limit = CTP_TRACE_READER_VALUE_LIMIT;
 	r->zr = ctp_zreader_new(fd);
 	r->chunk = malloc(CHUNK_SIZE);
 	if (!r->zr || !r->chunk) {
@@ -84,6 +88,28 @@ void ctp_trace_reader_free(struct ctp_trace_reader *r)
 void ctp_trace_reader_set_line_limit(struct ctp_trace_reader *r, size_t limit)
 {
 	r->limit = limit;
+}
+
+void ctp_trace_reader_set_value_limit(struct ctp_trace_reader *r, uint64_t limit)
+{
+	r->value_limit = limit;
+}
+
+uint64_t ctp_trace_end_missing(const struct ctp_trace_end *end)
+{
+	if (!end->end_line)
+		return 0;
+	uint64_t missing = end->end_unwritten;
+	if (end->end_has_lines && end->end_lines > end->lines_before_end)
+		missing += end->end_lines - end->lines_before_end;
+	return missing;
+}
+
+uint64_t ctp_trace_end_uncounted(const struct ctp_trace_end *end)
+{
+	if (!end->end_line || !end->end_has_lines || end->lines_before_end <= end->end_lines)
+		return 0;
+	return end->lines_before_end - end->end_lines;
 }
 
 /* Copies `s` into `out`, with bytes that could garble a terminal (input is untrusted) shown as
@@ -138,6 +164,39 @@ static enum ctp_trace_item end_with(struct ctp_trace_reader *r, enum ctp_trace_e
 	return CTP_TRACE_END;
 }
 
+/* A line after the `end` line: the trace is over, what follows is not part of it. */
+static enum ctp_trace_item after_end(struct ctp_trace_reader *r)
+{
+	char why[sizeof(r->end.why)];
+	snprintf(why, sizeof(why),
+		 "more follows the end line (line %" PRIu64 "): traces concatenated?",
+		 r->end.lines);
+	return end_with(r, CTP_TRACE_TRAILING, why);
+}
+
+/* Keeps what the `end` line says, to check it against what was read. Returns false for a
+ * second `trace` header. */
+static bool note_type(struct ctp_trace_reader *r, json_t *obj)
+{
+	const char *type = json_string_value(json_object_get(obj, "type"));
+	if (!type)
+		return true;
+	if (strcmp(type, "trace") == 0)
+		return false;
+	if (strcmp(type, "end") != 0)
+		return true;
+	struct ctp_trace_end *e = &r->end;
+	e->end_line = true;
+	e->lines_before_end = e->lines - 1;
+	json_t *lines = json_object_get(obj, "lines");
+	e->end_has_lines = json_is_integer(lines) && json_integer_value(lines) >= 0;
+	e->end_lines = e->end_has_lines ? (uint64_t)json_integer_value(lines) : 0;
+	json_t *unwritten = json_object_get(obj, "unwritten");
+	if (json_is_integer(unwritten) && json_integer_value(unwritten) > 0)
+		e->end_unwritten = (uint64_t)json_integer_value(unwritten);
+	return true;
+}
+
 static enum ctp_trace_item bad_line(struct ctp_trace_reader *r, struct ctp_trace_line *line)
 {
 	r->end.bad_lines++;
@@ -151,11 +210,22 @@ static enum ctp_trace_item bad_line(struct ctp_trace_reader *r, struct ctp_trace
 static enum ctp_trace_item yield(struct ctp_trace_reader *r, const char *text, size_t len,
 				 struct ctp_trace_line *line)
 {
+	if (r->end.end_line)
+		return after_end(r);
 	r->end.lines++;
 	line->text = text;
 	line->len = len;
 	line->number = r->end.lines;
 	line->error = NULL;
+	if (ctp_json_max_values(len) > r->value_limit &&
+	    ctp_json_count_values(text, len, r->value_limit) > r->value_limit) {
+		snprintf(r->error, sizeof(r->error), "more than %" PRIu64 " JSON values",
+			 r->value_limit);
+		if (line->number == 1)
+			return end_with(r, CTP_TRACE_NOT_TRACE,
+					"first line holds too many values to be a header");
+		return bad_line(r, line);
+	}
 	json_error_t err;
 	json_t *obj = json_loadb(text, len, JSON_ALLOW_NUL, &err);
 	if (line->number == 1) {
@@ -182,6 +252,15 @@ static enum ctp_trace_item yield(struct ctp_trace_reader *r, const char *text, s
 		snprintf(r->error, sizeof(r->error), "not a JSON object");
 		return bad_line(r, line);
 	}
+	if (line->number > 1 && !note_type(r, obj)) {
+		json_decref(obj);
+		r->end.lines--; /* the line of another trace */
+		char why[sizeof(r->end.why)];
+		snprintf(why, sizeof(why),
+			 "a second trace header at line %" PRIu64 ": traces concatenated?",
+			 line->number);
+		return end_with(r, CTP_TRACE_TRAILING, why);
+	}
 	r->current = obj;
 	line->json = obj;
 	return CTP_TRACE_LINE;
@@ -189,6 +268,8 @@ static enum ctp_trace_item yield(struct ctp_trace_reader *r, const char *text, s
 
 static enum ctp_trace_item yield_too_long(struct ctp_trace_reader *r, struct ctp_trace_line *line)
 {
+	if (r->end.end_line)
+		return after_end(r);
 	r->end.lines++;
 	line->text = "";
 	line->len = 0;
@@ -242,6 +323,13 @@ static enum ctp_trace_item at_end(struct ctp_trace_reader *r, struct ctp_trace_l
 	}
 	r->end.partial_len = r->open_len;
 	const char *why = ctp_zreader_message(r->zr);
+	if (r->end.lines == 0 && (st == CTP_ZREADER_TRUNCATED || st == CTP_ZREADER_CORRUPT)) {
+		/* zstd, but not one whole line: nothing says this was ever a trace. */
+		char msg[sizeof(r->end.why)];
+		snprintf(msg, sizeof(msg), "%s before its first line was complete: %s",
+			 st == CTP_ZREADER_TRUNCATED ? "cut off" : "damaged", why);
+		return end_with(r, CTP_TRACE_NOT_TRACE, msg);
+	}
 	switch (st) {
 	case CTP_ZREADER_OK:
 		if (r->end.lines == 0)

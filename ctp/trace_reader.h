@@ -15,6 +15,12 @@
 /* Default bound on one line; a longer line is skipped as a bad line. */
 #define CTP_TRACE_READER_LINE_LIMIT (64u << 20)
 
+/* Bound on the JSON values of one line (docs/trace-format.md): a line with more is skipped as a
+ * bad line without being parsed, so that memory follows the values a trace can hold, not what a
+ * line of the byte limit could make the parser build. The collector's fullest lines (a
+ * process's argv, cut to 64 KiB, and stacks of 64 frames) hold a few tens of thousands. */
+#define CTP_TRACE_READER_VALUE_LIMIT (1u << 18)
+
 struct ctp_trace_reader;
 
 /* Opens `path` ("-" is standard input). NULL with errno set when it cannot be opened. */
@@ -27,6 +33,9 @@ void ctp_trace_reader_free(struct ctp_trace_reader *r);
 
 /* Lines longer than `limit` bytes (without the newline) are reported as bad and skipped. */
 void ctp_trace_reader_set_line_limit(struct ctp_trace_reader *r, size_t limit);
+
+/* Lines holding more than `limit` JSON values are reported as bad and skipped. */
+void ctp_trace_reader_set_value_limit(struct ctp_trace_reader *r, uint64_t limit);
 
 enum ctp_trace_item {
 	CTP_TRACE_LINE,	    /* a complete line holding a JSON object */
@@ -44,15 +53,19 @@ struct ctp_trace_line {
 };
 
 /* The next line. The first line of a trace is its header: it is yielded as a line only when it
- * is a valid `trace` header, else reading ends with CTP_TRACE_NOT_TRACE. */
+ * is a valid `trace` header, else reading ends with CTP_TRACE_NOT_TRACE. The `end` line is the
+ * last one yielded: anything after it, or a second header, ends reading with
+ * CTP_TRACE_TRAILING. */
 enum ctp_trace_item ctp_trace_reader_next(struct ctp_trace_reader *r, struct ctp_trace_line *line);
 
 enum ctp_trace_end_kind {
 	CTP_TRACE_COMPLETE,  /* every frame whole (see docs on cuts at a frame boundary) */
 	CTP_TRACE_TRUNCATED, /* the input ended inside a frame */
 	CTP_TRACE_CORRUPT,   /* a damaged frame after the readable part */
-	CTP_TRACE_NOT_TRACE, /* empty, not zstd, or no valid header line: `why` says which */
+	CTP_TRACE_NOT_TRACE, /* empty, not zstd, or no complete valid header line: `why` says */
 	CTP_TRACE_IO_ERROR,  /* reading the input failed: `why` is the system's message */
+	CTP_TRACE_TRAILING,  /* lines after the trace's `end` line, or a second `trace` header
+				(traces concatenated): `why` says which; they are not read */
 };
 
 struct ctp_trace_end {
@@ -62,8 +75,21 @@ struct ctp_trace_end {
 	uint64_t lines;	      /* complete lines read, bad ones included */
 	uint64_t bad_lines;   /* of which not JSON objects or too long */
 	uint64_t partial_len; /* bytes of an unfinished last line that were dropped */
-	char why[256];	      /* for NOT_TRACE, CORRUPT and IO_ERROR */
+	char why[256];	      /* for NOT_TRACE, CORRUPT, IO_ERROR and TRAILING */
+	/* The collector's `end` line, when one was read (docs/trace-format.md). */
+	bool end_line;
+	uint64_t lines_before_end; /* lines read before it */
+	bool end_has_lines;	   /* it has a `lines` count (every collector writes one) */
+	uint64_t end_lines;	   /* `lines`: lines it wrote before the end line */
+	uint64_t end_unwritten;	   /* `unwritten`: lines it could not write (0 if absent) */
 };
+
+/* Lines the collector counted and this reading did not get: those it could not write (a full
+ * disk), and those written that were not read. 0 without an `end` line. */
+uint64_t ctp_trace_end_missing(const struct ctp_trace_end *end);
+
+/* Lines read that the `end` line does not count (not the collector's: spliced in). */
+uint64_t ctp_trace_end_uncounted(const struct ctp_trace_end *end);
 
 /* How reading ended; meaningful once ctp_trace_reader_next() returned CTP_TRACE_END. */
 const struct ctp_trace_end *ctp_trace_reader_end(const struct ctp_trace_reader *r);

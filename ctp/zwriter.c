@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "ctp/clock.h"
+#include "ctp/trace_file.h"
 
 struct ctp_zwriter {
 	int fd;
@@ -26,12 +27,20 @@ struct ctp_zwriter {
 
 struct ctp_zwriter *ctp_zwriter_open(const char *path, int level)
 {
+	char why[512];
+	int fd = ctp_trace_file_create(path, why, sizeof(why));
+	return fd < 0 ? NULL : ctp_zwriter_open_fd(fd, path, level);
+}
+
+struct ctp_zwriter *ctp_zwriter_open_fd(int fd, const char *path, int level)
+{
 	struct ctp_zwriter *z = calloc(1, sizeof(*z));
-	if (!z)
+	if (!z) {
+		close(fd);
+		errno = ENOMEM;
 		return NULL;
-	z->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (z->fd < 0)
-		goto fail;
+	}
+	z->fd = fd;
 	z->path = strdup(path);
 	z->cctx = ZSTD_createCCtx();
 	z->raw = malloc(CTP_ZWRITER_FRAME_BYTES);

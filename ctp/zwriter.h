@@ -20,16 +20,21 @@ struct ctp_zwriter;
 
 struct ctp_zwriter_stats {
 	uint64_t raw_bytes;  /* text bytes handed to the writer */
-	uint64_t lines;	     /* lines handed to the writer */
+	uint64_t lines;	     /* lines handed to the writer (written, pending or lost) */
 	uint64_t file_bytes; /* compressed bytes on disk */
 	uint64_t frames;
 	uint64_t lost_lines; /* lines in frames that could not be written (counted then) */
 	int error;	     /* errno of the first write error, 0 = none */
 };
 
-/* Creates (truncates) `path` with mode 0644 and compresses at `level`. On failure returns NULL
- * with errno set. */
+/* Creates `path` as ctp_trace_file_create() does (ctp/trace_file.h: mode 0600, an earlier
+ * trace kept as PATH.old, never through a symbolic link) and compresses at `level`. On failure
+ * returns NULL with errno set. */
 struct ctp_zwriter *ctp_zwriter_open(const char *path, int level);
+
+/* Writes to `fd` (taken over: closed by ctp_zwriter_close), named `path` in messages. On
+ * failure closes `fd` and returns NULL with errno set. */
+struct ctp_zwriter *ctp_zwriter_open_fd(int fd, const char *path, int level);
 
 /* Appends whole lines (the caller never splits a line between calls). */
 void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n);

@@ -98,6 +98,45 @@ expect_rc 1 "garbage after the frames" "$CAT" tail.zst
 expect_err "damaged zstd data after byte $size"
 cmp -s out plain || fail "garbage after the frames: output differs"
 
+# zstd, but cut before its header line was whole: not a trace (2), not a cut trace (1).
+head -c 10 trace.zst >headless.zst
+expect_rc 2 "zstd without a whole header line" "$CAT" headless.zst
+expect_err "ctp-cat: headless.zst: not a ctp trace (cut off before its first line was complete"
+
+# Lines after the end line, and two traces one after the other: the first trace is printed,
+# the rest is named and not read, exit 1.
+cat trace.zst trace.zst >twice.zst
+expect_rc 1 "two traces concatenated" "$CAT" twice.zst
+expect_err "ctp-cat: twice.zst: more follows the end line (line 23): traces concatenated?; the rest is not read"
+cmp -s out plain || fail "two traces concatenated: the first trace's lines differ"
+(cat plain; echo '{"type":"exit","pid":9,"status":0}') | zstd -q -c >afterend.zst
+expect_rc 1 "a line after the end line" "$CAT" afterend.zst
+expect_err "more follows the end line"
+head -n 12 plain | cat - plain | zstd -q -c >spliced.zst
+expect_rc 1 "a second header without an end line before it" "$CAT" spliced.zst
+expect_err "ctp-cat: spliced.zst: a second trace header at line 13: traces concatenated?"
+
+# The end line says what the collector could not write (a full disk), or counts lines that are
+# not there: every line read is printed, the gap told, exit 1.
+(head -n 22 plain; echo '{"type":"end","lines":22,"lost":0,"unwritten":40}') | zstd -q -c >unwritten.zst
+expect_rc 1 "lines the collector could not write" "$CAT" unwritten.zst
+expect_err "ctp-cat: unwritten.zst: the collector could not write 40 lines (a write error: full disk?): the trace is incomplete"
+[ "$(wc -l <out)" -eq 23 ] || fail "unwritten lines: expected 23 lines out, got $(wc -l <out)"
+(head -n 2 plain; tail -n 5 plain) | zstd -q -c >gap.zst
+expect_rc 1 "fewer lines than the end line counts" "$CAT" gap.zst
+expect_err "ctp-cat: gap.zst: the end line counts 22 lines before it, 6 were read: the trace is incomplete"
+expect_rc 1 "--report on a trace with unwritten lines" "$CAT" --report unwritten.zst
+grep -qF "WARNING: the collector could not write 40 trace lines" out ||
+	fail "--report does not warn of unwritten lines: $(cat out)"
+
+# An input that is not a trace touches no output: no database file is made, an existing file
+# of the same name stays as it was.
+expect_rc 2 "--sqlite from something that is not a trace" "$CAT" --sqlite fresh.db plain
+[ -e fresh.db ] && fail "--sqlite from something that is not a trace made fresh.db"
+echo "not a database" >kept.db
+expect_rc 2 "--sqlite over a file, from something that is not a trace" "$CAT" --sqlite kept.db plain
+[ "$(cat kept.db)" = "not a database" ] || fail "--sqlite changed kept.db: $(cat kept.db)"
+
 # A reader that goes away: quiet, exit 0, however much was left.
 for i in $(seq 1 20000); do
 	printf '{"type":"switch","pid":9,"tid":9,"ts":%d,"from":1,"to":2,"how":"swapcontext","stack":null}\n' "$i"

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "ctp/json_count.h"
 #include "ctp/trace_reader.h"
 #include "ctp/zreader.h"
 
@@ -190,6 +191,10 @@ static void check_cut(const struct trace *t, size_t cut)
 	if (cut == 0) {
 		assert_int_equal(end->kind, CTP_TRACE_NOT_TRACE);
 		assert_string_equal(end->why, "empty file");
+	} else if (i == 0) {
+		/* zstd, but not even the header whole: nothing says it is a trace. */
+		assert_int_equal(end->kind, CTP_TRACE_NOT_TRACE);
+		assert_non_null(strstr(end->why, "before its first line was complete"));
 	} else if (cut == frame_end) {
 		assert_int_equal(end->kind, CTP_TRACE_COMPLETE);
 		assert_int_equal(i, t->lines_before[whole]);
@@ -306,12 +311,14 @@ static void test_reader_not_zstd(void **state)
 	expect_not_trace("\x28\xb5\x2f\xfc", 4, "not zstd-compressed");
 	expect_not_trace("", 0, "empty file");
 
-	/* The first bytes of a real frame are a cut, not garbage. */
-	int fd, good, bad;
-	struct ctp_trace_reader *r = read_all("\x28\xb5", 2, &fd, &good, &bad);
-	assert_int_equal(ctp_trace_reader_end(r)->kind, CTP_TRACE_TRUNCATED);
-	ctp_trace_reader_free(r);
-	close(fd);
+	/* The first bytes of a real frame: zstd, cut before any line was whole. */
+	expect_not_trace("\x28\xb5", 2, "cut off before its first line was complete");
+	expect_not_trace("\x28\xb5\x2f\xfd", 4, "cut off before its first line was complete");
+	struct trace t;
+	memset(&t, 0, sizeof(t));
+	add_frame(&t, HEADER "\n", strlen(HEADER) + 1, 1);
+	expect_not_trace(t.z, t.zlen - 1, "cut off before its first line was complete");
+	trace_free(&t);
 }
 
 static void test_reader_not_a_trace_header(void **state)
@@ -444,6 +451,156 @@ static void test_reader_unterminated_last_line(void **state)
 	free(t.z);
 }
 
+/* Reads a one-frame trace of `text` to its end; `good` and `bad` count lines. */
+static struct ctp_trace_reader *read_text(const char *text, int *fd, int *good, int *bad,
+					  struct trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	add_frame(t, text, strlen(text), 1);
+	return read_all(t->z, t->zlen, fd, good, bad);
+}
+
+#define SWITCH "{\"type\":\"switch\",\"pid\":1}\n"
+
+/* The `end` line is checked against the lines read: a collector that could not write some
+ * (`unwritten`), frames that went missing (fewer lines than `lines`), lines spliced in. */
+static void test_reader_end_line_counts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *end;
+		bool end_has_lines;
+		uint64_t missing, uncounted;
+	} cases[] = {
+		{"{\"type\":\"end\",\"lines\":3,\"lost\":0}\n", true, 0, 0},
+		{"{\"type\":\"end\",\"lines\":3,\"lost\":0,\"unwritten\":7}\n", true, 7, 0},
+		{"{\"type\":\"end\",\"lines\":5,\"lost\":0}\n", true, 2, 0},
+		{"{\"type\":\"end\",\"lines\":5,\"lost\":0,\"unwritten\":7}\n", true, 9, 0},
+		{"{\"type\":\"end\",\"lines\":2,\"lost\":0}\n", true, 0, 1},
+		{"{\"type\":\"end\"}\n", false, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[512];
+		snprintf(text, sizeof(text), "%s\n%s%s%s", HEADER, SWITCH, SWITCH, cases[i].end);
+		struct trace t;
+		int fd, good, bad;
+		struct ctp_trace_reader *r = read_text(text, &fd, &good, &bad, &t);
+		const struct ctp_trace_end *end = ctp_trace_reader_end(r);
+		assert_int_equal(end->kind, CTP_TRACE_COMPLETE);
+		assert_true(end->end_line);
+		assert_int_equal(end->lines_before_end, 3);
+		assert_int_equal(end->end_has_lines, cases[i].end_has_lines);
+		assert_int_equal(ctp_trace_end_missing(end), cases[i].missing);
+		assert_int_equal(ctp_trace_end_uncounted(end), cases[i].uncounted);
+		ctp_trace_reader_free(r);
+		close(fd);
+		trace_free(&t);
+	}
+	/* Without an end line nothing is counted as missing: the kind of end says enough. */
+	struct trace t;
+	int fd, good, bad;
+	struct ctp_trace_reader *r = read_text(HEADER "\n" SWITCH, &fd, &good, &bad, &t);
+	assert_false(ctp_trace_reader_end(r)->end_line);
+	assert_int_equal(ctp_trace_end_missing(ctp_trace_reader_end(r)), 0);
+	ctp_trace_reader_free(r);
+	close(fd);
+	trace_free(&t);
+}
+
+/* The end line is the last: more after it, or a second header (two traces concatenated), ends
+ * reading there, and those lines are neither yielded nor counted. */
+static void test_reader_after_end(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		int good;
+		const char *why;
+	} cases[] = {
+		{HEADER "\n" SWITCH "{\"type\":\"end\",\"lines\":2}\n" SWITCH, 3,
+		 "follows the end line"},
+		{HEADER "\n" SWITCH "{\"type\":\"end\",\"lines\":2}\nnot json\n", 3,
+		 "follows the end line"},
+		{HEADER "\n" SWITCH "{\"type\":\"end\",\"lines\":2}\n" HEADER "\n" SWITCH, 3,
+		 "follows the end line"},
+		{HEADER "\n" SWITCH HEADER "\n" SWITCH, 2, "a second trace header at line 3"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct trace t;
+		int fd, good, bad;
+		struct ctp_trace_reader *r = read_text(cases[i].text, &fd, &good, &bad, &t);
+		const struct ctp_trace_end *end = ctp_trace_reader_end(r);
+		assert_int_equal(end->kind, CTP_TRACE_TRAILING);
+		assert_int_equal(good, cases[i].good);
+		assert_int_equal(bad, 0);
+		assert_int_equal(end->lines, cases[i].good);
+		if (!strstr(end->why, cases[i].why))
+			fail_msg("why is \"%s\", expected \"%s\" in it", end->why, cases[i].why);
+		ctp_trace_reader_free(r);
+		close(fd);
+		trace_free(&t);
+	}
+}
+
+static uint64_t count(const char *json)
+{
+	return ctp_json_count_values(json, strlen(json), 1000);
+}
+
+static void test_json_count_values(void **state)
+{
+	(void)state;
+	assert_int_equal(count("{}"), 1);
+	assert_int_equal(count("[[],[],[]]"), 4);
+	assert_int_equal(count("{\"a\":1,\"b\":[true,null,-2.5e3]}"), 8);
+	assert_int_equal(count("[\"x,[]\\\"{\",1]"), 3); /* brackets in strings do not count */
+	assert_int_equal(count(" [ 1 , 22 , 333 ] "), 4);
+	assert_int_equal(ctp_json_count_values("[1,1,1,1,1,1]", 13, 3), 4); /* stops early */
+	assert_true(ctp_json_max_values(13) >= 7);
+}
+
+/* A line with more values than the bound is skipped without being parsed; the next is read. */
+static void test_reader_value_limit(void **state)
+{
+	(void)state;
+	size_t n = CTP_TRACE_READER_VALUE_LIMIT + 10;
+	size_t cap = strlen(HEADER) + 3 * n + 256;
+	char *text = malloc(cap);
+	size_t len = (size_t)snprintf(text, cap, "%s\n{\"type\":\"x\",\"v\":[", HEADER);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(text + len, i ? ",[]" : "[]", i ? 3 : 2);
+		len += i ? 3 : 2;
+	}
+	len += (size_t)snprintf(text + len, cap - len, "]}\n{\"type\":\"exit\",\"pid\":1}\n");
+	struct trace t;
+	memset(&t, 0, sizeof(t));
+	add_frame(&t, text, len, 1);
+	free(text);
+
+	int fd = fd_with(t.z, t.zlen);
+	struct ctp_trace_reader *r = ctp_trace_reader_from_fd(fd);
+	struct ctp_trace_line line;
+	assert_int_equal(ctp_trace_reader_next(r, &line), CTP_TRACE_LINE);
+	assert_int_equal(ctp_trace_reader_next(r, &line), CTP_TRACE_BAD_LINE);
+	assert_int_equal(line.number, 2);
+	assert_non_null(strstr(line.error, "more than 262144 JSON values"));
+	assert_int_equal(ctp_trace_reader_next(r, &line), CTP_TRACE_LINE);
+	assert_int_equal(line.number, 3);
+	ctp_trace_reader_free(r);
+	close(fd);
+
+	/* Under a bound above its count the same line parses. */
+	fd = fd_with(t.z, t.zlen);
+	r = ctp_trace_reader_from_fd(fd);
+	ctp_trace_reader_set_value_limit(r, n + 10);
+	assert_int_equal(ctp_trace_reader_next(r, &line), CTP_TRACE_LINE);
+	assert_int_equal(ctp_trace_reader_next(r, &line), CTP_TRACE_LINE);
+	assert_int_equal(json_array_size(json_object_get(line.json, "v")), n);
+	ctp_trace_reader_free(r);
+	close(fd);
+	trace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +614,10 @@ int main(void)
 		cmocka_unit_test(test_reader_long_lines),
 		cmocka_unit_test(test_reader_garbage_after_frames),
 		cmocka_unit_test(test_reader_unterminated_last_line),
+		cmocka_unit_test(test_reader_end_line_counts),
+		cmocka_unit_test(test_reader_after_end),
+		cmocka_unit_test(test_json_count_values),
+		cmocka_unit_test(test_reader_value_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,4 +80,25 @@ rc=0
 expect_eq "not a trace: exit 2" 2 "$rc"
 check "not a trace: no page" test ! -e "$WORK/junk.html"
 
+# A page already there stays as it was when the input turns out not to be a trace, and so does
+# a device node given as the page; a good trace replaces the page whole, nothing left beside it.
+echo "an earlier page" >"$WORK/kept.html"
+chmod 640 "$WORK/kept.html"
+rc=0
+"$CTP_CAT" --html "$WORK/kept.html" "$WORK/junk" 2>/dev/null || rc=$?
+expect_eq "not a trace over an existing page: exit 2" 2 "$rc"
+expect_eq "not a trace: the existing page is untouched" "an earlier page" "$(cat "$WORK/kept.html")"
+mknod "$WORK/null" c 1 3
+rc=0
+"$CTP_CAT" --html "$WORK/null" "$WORK/junk" 2>/dev/null || rc=$?
+expect_eq "not a trace into a device node: exit 2" 2 "$rc"
+check "not a trace: the device node is still there" test -c "$WORK/null"
+"$CTP_CAT" --html "$WORK/null" "$WORK/pp.jsonl.zst"
+check "a trace into a device node: the node is still there" test -c "$WORK/null"
+"$CTP_CAT" --html "$WORK/kept.html" "$WORK/pp.jsonl.zst"
+check "a trace replaces the page" grep -q "<html" "$WORK/kept.html"
+expect_eq "the replaced page keeps its mode" 640 "$(stat -c %a "$WORK/kept.html")"
+expect_eq "no temporary file is left beside the page" "" \
+	"$(find "$WORK" -maxdepth 1 -name '.kept.html.*')"
+
 finish

@@ -1,0 +1,97 @@
+/* libFuzzer target for the reading side: the trace reader (zstd frames, lines, JSON, the header
+ * and end checks) and the analysis behind --report, which consumes what the reader yields.
+ * Neither may crash, leak or trip a sanitizer on any input, and memory must stay bounded.
+ *
+ * The first byte chooses how the rest is read, so that the fuzzer reaches the line layer too
+ * (random bytes rarely make a zstd frame whose checksum holds):
+ *   bit 0: the rest is plain text, compressed here into frames (a frame ends after each byte
+ *          0x1e, the record separator, which is dropped); else the rest is the file as is;
+ *   bit 1: small bounds (a line of 512 bytes, 64 values) so that inputs of a few kB reach the
+ *          paths for lines over the bounds. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "cat/analysis.h"
+#include "ctp/trace_reader.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Compresses `text` into `fd` as frames split at 0x1e bytes. */
+static void write_frames(int fd, const uint8_t *text, size_t n)
+{
+	size_t cap = ZSTD_compressBound(n);
+	void *frame = malloc(cap);
+	if (!frame)
+		return;
+	size_t start = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && text[i] != 0x1e)
+			continue;
+		size_t z = ZSTD_compress(frame, cap, text + start, i - start, 1);
+		if (!ZSTD_isError(z) && write(fd, frame, z) != (ssize_t)z)
+			break;
+		start = i + 1;
+	}
+	free(frame);
+}
+
+/* Everything a caller may read of a line, touched so that the sanitizers check it. */
+static size_t touch(const struct ctp_trace_line *line)
+{
+	size_t sum = line->len + (size_t)line->number;
+	for (size_t i = 0; i < line->len; i++)
+		sum += (unsigned char)line->text[i];
+	if (line->error)
+		sum += strlen(line->error);
+	return sum;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	uint8_t mode = data[0];
+	int fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (mode & 1)
+		write_frames(fd, data + 1, size - 1);
+	else if (write(fd, data + 1, size - 1) != (ssize_t)(size - 1))
+		goto out;
+	lseek(fd, 0, SEEK_SET);
+
+	struct ctp_trace_reader *r = ctp_trace_reader_from_fd(fd);
+	if (!r)
+		goto out;
+	if (mode & 2) {
+		ctp_trace_reader_set_line_limit(r, 512);
+		ctp_trace_reader_set_value_limit(r, 64);
+	}
+	struct ctp_analysis_options opt;
+	ctp_analysis_options_default(&opt);
+	struct ctp_analysis *a = ctp_analysis_new(&opt);
+	struct ctp_trace_line line;
+	enum ctp_trace_item item;
+	volatile size_t sink = 0;
+	while ((item = ctp_trace_reader_next(r, &line)) != CTP_TRACE_END) {
+		sink += touch(&line);
+		if (item == CTP_TRACE_LINE && a)
+			ctp_analysis_add_line(a, line.json);
+	}
+	const struct ctp_trace_end *end = ctp_trace_reader_end(r);
+	sink += strlen(end->why) + ctp_trace_end_missing(end) + ctp_trace_end_uncounted(end);
+	if (a) {
+		ctp_analysis_finish(a, end);
+		ctp_analysis_free(a);
+	}
+	ctp_trace_reader_free(r);
+	(void)sink;
+out:
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,58 @@
+# A full disk under the collector: it must not die, must say what it could not write, and its
+# `end` line must count only the lines written and name the unwritten ones, so that ctp-cat says
+# the trace is incomplete (exit 1) and --report warns, instead of a whole-looking trace.
+#
+# The disk is made full with a file size limit (ulimit -f) on the collector alone: it works for
+# any user, in containers and in CI, where mounting a small tmpfs needs privileges. Writes past
+# the limit fail with EFBIG (the collector ignores SIGXFSZ), as they fail with ENOSPC on a full
+# file system: the same path in the writer. The collector is started here (not by ctp-run) so
+# that the limit does not apply to the traced programs, whose segments are files too.
+#
+# The traced shell sleeps before and after the ping-pong, so that the first frame (the header)
+# and the last (the processes' ends and the `end` line) are small frames of their own that fit
+# under the limit, while every frame of switches in between does not.
+source "$(dirname "$0")/lib.sh"
+
+COLLECTOR=$CTP_BUILD_DIR/collector/ctp-collector
+PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so
+LIMIT_KB=8
+mkdir -m 700 "$WORK/run"
+mkfifo "$WORK/ready"
+
+(
+	ulimit -f $LIMIT_KB
+	exec "$COLLECTOR" --socket "$WORK/run/sock" --output "$WORK/full.jsonl.zst" --ready-fd 3 \
+		--grace-ms 200 --summary 3>"$WORK/ready" 2>"$WORK/collector.err"
+) &
+collector=$!
+read -r word <"$WORK/ready"
+expect_eq "the collector is ready" ready "$word"
+
+CTP_SOCKET=$WORK/run/sock LD_PRELOAD=$PRELOAD \
+	sh -c "sleep 1.5; '$PROGRAMS/ucontext_pingpong' 100000; sleep 3" >"$WORK/app.out"
+st=0
+wait $collector || st=$?
+expect_eq "the collector ends with failure, not killed by SIGXFSZ" 1 "$st"
+check "the collector says it could not write" grep -q "cannot write .*full.jsonl.zst: File too large" \
+	"$WORK/collector.err"
+check "its summary says lines were not written" grep -q "lines NOT WRITTEN" "$WORK/collector.err"
+check "the trace stays under the limit" test "$(stat -c %s "$WORK/full.jsonl.zst")" -le $((LIMIT_KB * 1024))
+
+st=0
+"$CTP_CAT" "$WORK/full.jsonl.zst" >"$WORK/full.jsonl" 2>"$WORK/cat.err" || st=$?
+expect_eq "ctp-cat: incomplete" 1 "$st"
+check "ctp-cat says lines could not be written" \
+	grep -q "the collector could not write [0-9]* lines (a write error: full disk?)" "$WORK/cat.err"
+read_lines=$(wc -l <"$WORK/full.jsonl")
+expect_eq "the end line counts the lines written" "$((read_lines - 1))" \
+	"$(q full '.[] | select(.type == "end") | .lines')"
+check "the end line counts the unwritten lines (the 200002 switches at least)" \
+	test "$(q full '.[] | select(.type == "end") | .unwritten')" -ge 200002
+
+st=0
+"$CTP_CAT" --report "$WORK/full.jsonl.zst" >"$WORK/report.txt" 2>/dev/null || st=$?
+check "--report does not exit 0" test "$st" -ne 0
+check "--report warns that lines were not written" \
+	grep -q "WARNING: the collector could not write [0-9]* trace lines" "$WORK/report.txt"
+
+finish
