@@ -184,6 +184,8 @@ void ctp_crash_altstack_release(struct ctp_thread *t)
 static void record_status_at_exit(int status, void *arg)
 {
 	(void)arg;
+	if (!ctp_in_vfork_child() && own_process())
+		ctp_modules_scan(); /* the last look: the collector symbolizes after the end */
 	record_exit(CTP_EXIT_STATUS, status);
 }
 

@@ -20,6 +20,8 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 	uint32_t n = 0;
 	int state_before = ctp_thread_enter(t);
+	/* Objects loaded since the last look (dlopen is not hooked, see modules.c). */
+	ctp_modules_scan();
 	if (kind != CTP_KIND_THREAD)
 		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
 	uint64_t now = ctp_now();

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ctp/atomics.h"
+#include "object_range.h"
 #include "preload.h"
 
 enum { MODULES_PER_CHUNK = 256 };
@@ -100,18 +101,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (known(info->dlpi_addr, path))
 		return 0;
-	uint64_t lo = UINT64_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uint64_t a = info->dlpi_addr + ph->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
-	}
-	if (hi == 0)
+	uint64_t lo, hi;
+	if (!ctp_object_range(info, &lo, &hi))
 		return 0;
 	struct ctp_module *m = next_entry();
 	if (!m)

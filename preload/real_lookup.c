@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "object_range.h"
 #include "preload.h"
 #include "real_lookup.h"
 
@@ -24,18 +25,8 @@ static int find_containing(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct containing *c = arg;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
-	}
-	if (c->addr < lo || c->addr >= hi)
+	uint64_t lo, hi;
+	if (!ctp_object_range(info, &lo, &hi) || c->addr < lo || c->addr >= hi)
 		return 0;
 	c->name = info->dlpi_name;
 	c->lo = lo;

@@ -148,12 +148,11 @@ CTP_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	CTP_REAL(swapcontext);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && ucp) {
-		int saved_errno = errno;
+		/* errno: nothing on this path changes it (the unwinder keeps it itself). */
 		uint64_t now = ctp_now();
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current)
 			ctp_coro_switch(t, to, CTP_HOW_SWAPCONTEXT, 1, now);
-		errno = saved_errno;
 	}
 	/* Returns when someone switches back to oucp, maybe on another thread: nothing below may
 	 * use `t`. The resumer has already updated our station. */
@@ -170,7 +169,6 @@ CTP_EXPORT int setcontext(const ucontext_t *ucp)
 	CTP_REAL(setcontext);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && ucp) {
-		int saved_errno = errno;
 		uint64_t now = ctp_now();
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current) {
@@ -179,7 +177,6 @@ CTP_EXPORT int setcontext(const ucontext_t *ucp)
 			else
 				ctp_coro_leave(t, to, CTP_HOW_SETCONTEXT, 1, now);
 		}
-		errno = saved_errno;
 	}
 	return real_setcontext(ucp);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "object_range.h"
 #include "preload.h"
 #include "real.h"
 
@@ -21,7 +22,7 @@ static uintptr_t unwinder_lo, unwinder_hi;
 
 struct find_object {
 	const char *path;
-	uintptr_t lo, hi;
+	uint64_t lo, hi;
 };
 
 static int object_range(struct dl_phdr_info *info, size_t size, void *arg)
@@ -30,17 +31,7 @@ static int object_range(struct dl_phdr_info *info, size_t size, void *arg)
 	struct find_object *f = arg;
 	if (!info->dlpi_name || strcmp(info->dlpi_name, f->path) != 0)
 		return 0;
-	f->lo = UINTPTR_MAX;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-		if (a < f->lo)
-			f->lo = a;
-		if (a + ph->p_memsz > f->hi)
-			f->hi = a + ph->p_memsz;
-	}
+	ctp_object_range(info, &f->lo, &f->hi);
 	return 1;
 }
 
