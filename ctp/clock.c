@@ -33,18 +33,35 @@ static void sample(uint64_t *tsc, uint64_t *ns)
 	}
 }
 
-bool ctp_kernel_clocksource_is_tsc(void)
+/* Reads the start of a file into buf (NUL-terminated); raw syscalls: the preload reads these
+ * before anything of the program's is set up. */
+static long read_head(const char *path, char *buf, size_t size)
 {
-	/* Raw syscalls: the preload reads this before anything of the program's is set up. */
-	int fd = (int)syscall(SYS_openat, AT_FDCWD,
-			      "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			      O_RDONLY | O_CLOEXEC);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	char buf[16] = {0};
-	long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+		return -1;
+	long n = 0, r;
+	while ((size_t)n < size - 1 && (r = syscall(SYS_read, fd, buf + n, size - 1 - n)) > 0)
+		n += r;
 	syscall(SYS_close, fd);
-	return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
+	buf[n] = 0;
+	return n;
+}
+
+bool ctp_kernel_trusts_tsc(void)
+{
+	char buf[8192];
+	if (read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
+		      sizeof(buf)) >= 3 &&
+	    strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0))
+		return true;
+	/* The first CPU's flags are enough: the flag is the hypervisor's, for every CPU. */
+	if (read_head("/proc/cpuinfo", buf, sizeof(buf)) <= 0)
+		return false;
+	const char *flags = strstr(buf, "\nflags");
+	const char *end = flags ? strchr(flags + 1, '\n') : NULL;
+	const char *hit = flags ? strstr(flags, " tsc_reliable") : NULL;
+	return hit && (!end || hit < end);
 }
 
 static const struct ctp_tsc_piece *latest(const struct ctp_tsc_model *m)

@@ -27,10 +27,12 @@ static inline uint64_t ctp_tsc(void)
  * cores, through frequency changes and idle states. */
 bool ctp_tsc_is_invariant(void);
 
-/* True when the kernel keeps time with the TSC (its current clocksource is "tsc"). Elsewhere (a
- * VM on hpet or kvm-clock, an unstable TSC the kernel gave up on) the TSC and CLOCK_MONOTONIC
- * may drift apart or jump, and tracing reads CLOCK_MONOTONIC itself. */
-bool ctp_kernel_clocksource_is_tsc(void);
+/* True when the kernel trusts the TSC: it keeps time with it (its current clocksource is "tsc"),
+ * or it runs on a hypervisor that promises a stable TSC (the CPU flag "tsc_reliable", with which
+ * the kernel itself stops checking the TSC). Elsewhere (hpet, an unstable TSC the kernel gave up
+ * on) the TSC and CLOCK_MONOTONIC may drift apart or jump between CPUs, and tracing reads
+ * CLOCK_MONOTONIC itself. */
+bool ctp_kernel_trusts_tsc(void);
 
 /* Converts TSC readings to CLOCK_MONOTONIC ns. The rate is measured from a calibration anchor
  * and refined at each ctp_tsc_model_update. A new rate never applies to readings already

@@ -98,9 +98,9 @@ static void initialize(void)
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	/* The TSC only where the kernel itself keeps time with it: elsewhere it may drift from
+	/* The TSC only where the kernel itself trusts it: elsewhere it may drift from
 	 * CLOCK_MONOTONIC, or differ between CPUs. */
-	ctp_proc.use_tsc = ctp_tsc_is_invariant() && ctp_kernel_clocksource_is_tsc();
+	ctp_proc.use_tsc = ctp_tsc_is_invariant() && ctp_kernel_trusts_tsc();
 	if (!ctp_segment_create()) {
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
