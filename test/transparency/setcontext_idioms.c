@@ -25,23 +25,31 @@ static void co_body(int id)
 	setcontext(&sched_ctx);
 }
 
+static void make(int i)
+{
+	getcontext(&co_ctx[i]);
+	co_ctx[i].uc_stack.ss_sp = co_stack[i];
+	co_ctx[i].uc_stack.ss_size = sizeof(co_stack[i]);
+	co_ctx[i].uc_link = NULL;
+	makecontext(&co_ctx[i], (void (*)(void))co_body, 1, i);
+}
+
+/* The scheduler's position lives outside its frame: the getcontext in its loop returns twice,
+ * and locals of the frame would be the compiler's to clobber in between. */
+static volatile int sched_round, sched_next;
+
 static int scheduler(void)
 {
-	for (int i = 0; i < COROS; i++) {
-		getcontext(&co_ctx[i]);
-		co_ctx[i].uc_stack.ss_sp = co_stack[i];
-		co_ctx[i].uc_stack.ss_size = sizeof(co_stack[i]);
-		co_ctx[i].uc_link = NULL;
-		makecontext(&co_ctx[i], (void (*)(void))co_body, 1, i);
-	}
-	for (int round = 0; round < STEPS; round++) {
-		printf("round %d\n", round);
-		for (int i = 0; i < COROS; i++) {
+	for (int i = 0; i < COROS; i++)
+		make(i);
+	for (sched_round = 0; sched_round < STEPS; sched_round++) {
+		printf("round %d\n", sched_round);
+		for (sched_next = 0; sched_next < COROS; sched_next++) {
 			volatile int back = 0;
 			getcontext(&sched_ctx);
 			if (!back) {
 				back = 1;
-				setcontext(&co_ctx[i]);
+				setcontext(&co_ctx[sched_next]);
 			}
 		}
 	}
