@@ -156,8 +156,9 @@ static const char *const how_json[] = {
 	",\"how\":\"return\",\"stack\":",
 	",\"how\":\"jump_fcontext\",\"stack\":",
 	",\"how\":\"ontop_fcontext\",\"stack\":",
+	",\"how\":\"siglongjmp\",\"stack\":",
 };
-static const unsigned char how_len[] = {20, 29, 28, 24, 31, 32};
+static const unsigned char how_len[] = {20, 29, 28, 24, 31, 32, 28};
 
 void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,
 		     uint64_t to, uint32_t how, uint32_t stack)

@@ -206,6 +206,7 @@ enum ctp_switch_how {
 	CTP_HOW_RETURN = 3, /* a makecontext coroutine returned; glibc went to uc_link */
 	CTP_HOW_JUMP_FCONTEXT = 4,
 	CTP_HOW_ONTOP_FCONTEXT = 5,
+	CTP_HOW_SIGLONGJMP = 6, /* siglongjmp/longjmp into another coroutine's stack (QEMU) */
 };
 
 struct ctp_rec_thread {
