@@ -72,4 +72,5 @@ void ctp_fd_slot_reset(struct ctp_fd_slot *s)
 	__atomic_store_n(&s->waiter, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->op, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->watch, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->probe, 0, __ATOMIC_RELAXED);
 }

@@ -96,6 +96,33 @@ static void begin_wait(uint32_t idx, struct ctp_station *s, int fd, uint32_t op)
 	}
 }
 
+/* Whether the coroutine in station idx polls fd each time it runs rather than waits for it. A
+ * coroutine that waits for an fd probes it (a zero-timeout poll, GNU Pth's pth_read) and then
+ * suspends until the fd is ready. A scheduler probes its own wake-up pipe in every run of its
+ * loop (Pth's, at each dispatch), and reads it when it has something: were it a waiter, every
+ * program would end with its scheduler "waiting" on a pipe that pth_kill closes, a lost wakeup
+ * that is none. So: a coroutine that probes the same fd again in a later run, the fd neither
+ * closed in between nor ready for it (a waiter resumed for its fd reads it and succeeds, which
+ * ends its wait), polls that fd; none of its would-blocks on it is a wait from then on. */
+static bool polls_each_run(struct ctp_fd_slot *slot, uint32_t idx, const struct ctp_station *s,
+			   uint32_t op)
+{
+	uint32_t me = idx + 1;
+	uint32_t run = (uint32_t)CTP_LOAD_RELAXED(&s->switches);
+	uint32_t probe = __atomic_load_n(&slot->probe, __ATOMIC_RELAXED);
+	if (probe == me && (__atomic_load_n(&slot->watch, __ATOMIC_RELAXED) & CTP_FD_WATCH_POLLER))
+		return true;
+	if (op != CTP_OP_POLL)
+		return false;
+	if (probe == me && __atomic_load_n(&slot->probe_run, __ATOMIC_RELAXED) != run) {
+		__atomic_fetch_or(&slot->watch, CTP_FD_WATCH_POLLER, __ATOMIC_RELAXED);
+		return true;
+	}
+	__atomic_store_n(&slot->probe, me, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->probe_run, run, __ATOMIC_RELAXED);
+	return false;
+}
+
 __attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op)
 {
 	int saved = errno;
@@ -108,6 +135,16 @@ __attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op)
 	 * coroutine about to suspend. */
 	if (op == CTP_OP_POLL && CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD)
 		goto out;
+	struct ctp_fd_slot *slot = ctp_fd_slot_make(fd);
+	if (slot && polls_each_run(slot, idx, s, op)) {
+		if (CTP_LOAD_RELAXED(&s->wait_fd) == fd) {
+			busy(t);
+			set_wait(s, -1, CTP_OP_NONE);
+			slot_forget(fd, idx);
+			idle(t);
+		}
+		goto out;
+	}
 	busy(t);
 	begin_wait(idx, s, fd, op);
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
@@ -165,6 +202,7 @@ __attribute__((noinline)) void ctp_io_close_end(int fd, const struct ctp_fd_clos
 		__atomic_compare_exchange_n(&slot->station, &expected, 0, false, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED);
 		__atomic_store_n(&slot->watch, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->probe, 0, __ATOMIC_RELAXED);
 	}
 	struct ctp_thread *t = ctp_thread_get();
 	if (!t)

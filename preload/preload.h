@@ -344,9 +344,10 @@ CTP_HIDDEN void ctp_exec_remember_environment(void);
 /* What the preload knows of one fd number: the coroutine that last got EAGAIN on it (a hint;
  * its station says whether it still waits) and which readiness APIs name it. */
 enum {
-	CTP_FD_WATCH_EPOLL = 1, /* registered with epoll_ctl ADD/MOD */
-	CTP_FD_WATCH_POLL = 2,	/* named in a poll or select call */
-	CTP_FD_WATCH_SEEN = 4,	/* some coroutine waited on it */
+	CTP_FD_WATCH_EPOLL = 1,	 /* registered with epoll_ctl ADD/MOD */
+	CTP_FD_WATCH_POLL = 2,	 /* named in a poll or select call */
+	CTP_FD_WATCH_SEEN = 4,	 /* some coroutine waited on it */
+	CTP_FD_WATCH_POLLER = 8, /* coroutine `probe` polls it each time it runs: no waiter */
 };
 struct ctp_fd_slot {
 	uint64_t waiter;  /* coroutine id, 0 = none */
@@ -354,6 +355,8 @@ struct ctp_fd_slot {
 	uint8_t op;	  /* enum ctp_wait_op */
 	uint8_t watch;	  /* CTP_FD_WATCH_* */
 	uint16_t pad;
+	uint32_t probe; /* station + 1 of the last coroutine to probe it with a zero-timeout poll */
+	uint32_t probe_run; /* that station's switch count then: which run of it probed */
 };
 struct ctp_fd_table {
 	struct ctp_fd_slot *slots; /* private mapping, made on first need; release/acquire */
