@@ -158,7 +158,8 @@ bool ctp_harvester_start(struct ctp_harvester *H, uint64_t limit_bytes)
 	memset(H, 0, sizeof(*H));
 	pthread_mutex_init(&H->lock, NULL);
 	ctp_spool_budget_init(&H->budget, limit_bytes);
-	ctp_spool_budget_stock(&H->budget);
+	/* The pool of touched chunks is stocked by the main thread once the collector said it is
+	 * ready (ctp_harvester_room_freed): 15 MB of page faults are no part of start-up. */
 	H->ep = epoll_create1(EPOLL_CLOEXEC);
 	H->ctl_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	H->data_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -247,9 +248,12 @@ void ctp_harvester_main_woke(struct ctp_harvester *H)
 	drain_eventfd(H->data_fd);
 }
 
+/* Chunks the pool grows by in one pass of the converter: 1 MiB of page faults. */
+enum { STOCK_PER_PASS = 4 };
+
 void ctp_harvester_room_freed(struct ctp_harvester *H)
 {
-	ctp_spool_budget_stock(&H->budget);
+	ctp_spool_budget_stock_some(&H->budget, STOCK_PER_PASS);
 	if (__atomic_load_n(&H->blocked, __ATOMIC_SEQ_CST) && !spools_full(H) &&
 	    __atomic_exchange_n(&H->blocked, 0, __ATOMIC_SEQ_CST))
 		poke(H->ctl_fd);

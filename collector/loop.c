@@ -650,12 +650,6 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	L.msg = malloc(CTP_WIRE_MAX);
 	if (!L.msg || !ctp_harvester_start(&L.H, o->spool_bytes) || !setup(&L))
 		return 1;
-#if defined(__x86_64__) || defined(__i386__)
-	/* Segments that record raw TSC readings are converted with our own measure of its
-	 * rate, refined every tick. */
-	ctp_tsc_model_init(&L.c.tsc, 20);
-	L.c.have_tsc = true;
-#endif
 	char why[512];
 	int out_fd = ctp_trace_file_create(o->output, why, sizeof(why));
 	L.z = out_fd < 0 ? NULL : ctp_zwriter_open_fd(out_fd, o->output, o->level);
@@ -676,6 +670,15 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		(void)w; /* a launcher that stopped listening will see us through the socket */
 		close(o->ready_fd);
 	}
+	/* What takes time comes after "ready", off the program's start: the program runs while
+	 * the collector calibrates and stocks its spool (its hello waits in the socket). */
+#if defined(__x86_64__) || defined(__i386__)
+	/* Segments that record raw TSC readings are converted with our own measure of its
+	 * rate, refined every tick. */
+	ctp_tsc_model_init(&L.c.tsc, 20);
+	L.c.have_tsc = true;
+#endif
+	ctp_harvester_room_freed(&L.H); /* starts stocking the spool's pool of touched chunks */
 
 	run_loop(&L);
 	finish(&L);

@@ -2,6 +2,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,8 +109,16 @@ void ctp_spool_budget_fini(struct ctp_spool_budget *b)
 
 void ctp_spool_budget_stock(struct ctp_spool_budget *b)
 {
-	while (__atomic_load_n(&b->pooled, __ATOMIC_SEQ_CST) < b->pool_target * CTP_SPOOL_CHUNK &&
-	       __atomic_load_n(&b->used, __ATOMIC_SEQ_CST) + CTP_SPOOL_CHUNK <= b->limit) {
+	ctp_spool_budget_stock_some(b, SIZE_MAX);
+}
+
+void ctp_spool_budget_stock_some(struct ctp_spool_budget *b, size_t max_chunks)
+{
+	for (size_t made = 0;
+	     made < max_chunks &&
+	     __atomic_load_n(&b->pooled, __ATOMIC_SEQ_CST) < b->pool_target * CTP_SPOOL_CHUNK &&
+	     __atomic_load_n(&b->used, __ATOMIC_SEQ_CST) + CTP_SPOOL_CHUNK <= b->limit;
+	     made++) {
 		struct ctp_spool_chunk *c = chunk_new(CTP_SPOOL_CHUNK);
 		/* Touch every page here, so that the harvester never faults on it. */
 		memset(c->data, 0, c->cap);

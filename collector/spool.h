@@ -44,6 +44,9 @@ void ctp_spool_budget_fini(struct ctp_spool_budget *b);
 /* Tops the pool up with touched chunks, within the limit. Call it from the thread that may
  * take page faults (the converter), now and then. */
 void ctp_spool_budget_stock(struct ctp_spool_budget *b);
+/* The same, touching at most max_chunks new chunks: the page faults of a whole pool (tens of
+ * milliseconds on a VM) are spread over the converter's passes, not paid at once. */
+void ctp_spool_budget_stock_some(struct ctp_spool_budget *b, size_t max_chunks);
 
 struct ctp_spool {
 	pthread_mutex_t lock;	      /* guards the chunk list and each chunk's `committed` */
