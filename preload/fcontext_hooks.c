@@ -219,6 +219,7 @@ CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext
 	ctp_coro_begin(t, idx, ctp_coro_new_id(), CTP_KIND_FCONTEXT, (uint64_t)fn, lo, hi,
 		       CTP_STATE_CREATED, 1);
 	ctp_stackmap_add(idx, lo, hi);
+	ctp_stack_base_note(lo);
 	errno = saved_errno;
 	return ctx;
 }

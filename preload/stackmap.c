@@ -104,8 +104,11 @@ void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t
 		return;
 	for (uint64_t page = lo >> PAGE_SHIFT; page <= (hi - 1) >> PAGE_SHIFT; page++) {
 		struct leaf *l = leaf_for(page, false);
-		if (!l)
+		if (!l) {
+			/* No stack in this leaf's 16 MiB: on to the next leaf (a large munmap). */
+			page |= LEVEL_SIZE - 1;
 			continue;
+		}
 		for (int k = 0; k < 2; k++) {
 			uint32_t v = CTP_LOAD_ACQUIRE(&l->slot[page & (LEVEL_SIZE - 1)][k]);
 			/* Ended already (found on an earlier page), or its stack does not reach

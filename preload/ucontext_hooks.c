@@ -221,6 +221,7 @@ CTP_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...)
 	uint64_t coro = ctp_coro_new_id();
 	ctp_coro_begin(t, idx, coro, CTP_KIND_UCONTEXT, (uint64_t)fn, lo, hi, CTP_STATE_CREATED, 1);
 	ctp_stackmap_add(idx, lo, hi);
+	ctp_stack_base_note(lo);
 
 	greg_t *r = ucp->uc_mcontext.gregs;
 	r[REG_R12] = (greg_t)fn;
