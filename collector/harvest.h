@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "collector/spool.h"
-#include "ctp/segment_view.h"
+#include "collector/segment_view.h"
 
 enum {
 	CTP_BATCH_CORRUPT = 1,	 /* the ring's head, tail or a record size was impossible:

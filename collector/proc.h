@@ -15,7 +15,7 @@
 #include "collector/reorder.h"
 #include "collector/stack_table.h"
 #include "collector/symcache.h"
-#include "ctp/segment_view.h"
+#include "collector/segment_view.h"
 
 /* What the converter knows of one ring of the process (the ring with the same index in the
  * harvest). While a spooled batch of its records is converted, `ref.data` and `ref.capacity`
