@@ -16,8 +16,13 @@
 #include <unistd.h>
 
 #include "ctp/atomics.h"
-#include "preload.h"
-#include "real.h"
+#include "preload/compiler.h"
+#include "preload/connection.h"
+#include "preload/exec_hooks.h"
+#include "preload/process.h"
+#include "preload/real.h"
+#include "preload/segment.h"
+#include "preload/threads.h"
 
 extern char **environ;
 

@@ -16,9 +16,15 @@
 #include <link.h>
 #include <stddef.h>
 
-#include "ctp/station.h"
-#include "preload.h"
-#include "real_lookup.h"
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/events.h"
+#include "preload/process.h"
+#include "preload/real_lookup.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 /* boost::context::detail::transfer_t: two pointers, returned in rax:rdx under the SysV ABI. */
 struct fcontext_transfer {

@@ -7,8 +7,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "preload.h"
-#include "real.h"
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/io_record.h"
+#include "preload/real.h"
 
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);

@@ -15,9 +15,15 @@
 #include <stdarg.h>
 #include <ucontext.h>
 
-#include "ctp/station.h"
-#include "preload.h"
-#include "real.h"
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/events.h"
+#include "preload/process.h"
+#include "preload/real.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 /* Calls `real` (glibc's makecontext) with ucp, fn, argc and the arguments: the first three in
  * rcx, r8, r9 from reg_args, the rest pushed from stack_args, so that glibc sees exactly the

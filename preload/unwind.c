@@ -4,7 +4,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 
-#include "preload.h"
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
+#include "preload/process.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
+#include "preload/unwind.h"
 
 typedef int (*backtrace_fn)(void **buffer, int size);
 static backtrace_fn unw_backtrace_fn;
