@@ -1,5 +1,6 @@
 /* glibc ucontext: swapcontext, setcontext and makecontext. getcontext is left alone on purpose:
- * a C wrapper's frame would be gone when the saved context is resumed (see FACTS).
+ * a C wrapper's frame would be gone when the saved context is resumed, and the program would
+ * break silently (a getcontext/setcontext loop runs once instead of n times).
  *
  * A makecontext coroutine's return is invisible to hooks: glibc's __start_context switches to
  * uc_link by itself. So the context starts in an entry trampoline of ours instead of the
