@@ -1,10 +1,10 @@
 #include "collector/harvest.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collector/segmap.h"
+#include "collector/xalloc.h"
 #include "ctp/atomics.h"
 #include "ctp/clock.h"
 #include "ctp/ring.h"
@@ -53,11 +53,7 @@ static void visit_ring_block(void *ctx, struct ctp_block *b, uint64_t off)
 	if (!r) {
 		if (h->nrings == h->rings_cap) {
 			h->rings_cap = h->rings_cap ? h->rings_cap * 2 : 8;
-			h->rings = realloc(h->rings, h->rings_cap * sizeof(*h->rings));
-			if (!h->rings) {
-				fputs("ctp-collector: out of memory\n", stderr);
-				abort();
-			}
+			h->rings = ctp_xrealloc(h->rings, h->rings_cap * sizeof(*h->rings));
 		}
 		r = &h->rings[h->nrings++];
 		memset(r, 0, sizeof(*r));
