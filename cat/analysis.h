@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctp/trace_reader.h"
+#include "cat/reader/trace_reader.h"
 
 #define CTP_NS_PER_SEC 1000000000ull
 

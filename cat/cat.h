@@ -7,7 +7,7 @@
 
 #include "cat/analysis.h"
 #include "cat/filter.h"
-#include "ctp/trace_reader.h"
+#include "cat/reader/trace_reader.h"
 
 /* Exit codes, as --help documents them. */
 enum {

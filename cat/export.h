@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctp/trace_reader.h"
+#include "cat/reader/trace_reader.h"
 
 enum ctp_export_dialect {
 	CTP_EXPORT_SQLITE,

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ctp/trace_reader.h"
+#include "cat/reader/trace_reader.h"
 
 struct ctp_cat_follow;
 

@@ -1,6 +1,6 @@
 #include "collector/coro_table.h"
+#include "collector/xalloc.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +18,7 @@ void ctp_coro_table_free(struct ctp_coro_table *t)
 
 static void rehash(struct ctp_coro_table *t, size_t cap)
 {
-	struct ctp_coro *slots = calloc(cap, sizeof(*slots));
-	if (!slots) {
-		fputs("ctp-collector: out of memory (coroutine table)\n", stderr);
-		abort();
-	}
+	struct ctp_coro *slots = ctp_xcalloc(cap, sizeof(*slots));
 	for (size_t i = 0; i < t->cap; i++) {
 		if (!t->slots[i].id)
 			continue;

@@ -9,7 +9,7 @@
 
 #include "collector/symcache.h"
 #include "ctp/jsonw.h"
-#include "ctp/zwriter.h"
+#include "collector/zwriter.h"
 
 struct ctp_emitter {
 	struct ctp_jsonw w;

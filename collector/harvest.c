@@ -1,10 +1,10 @@
 #include "collector/harvest.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collector/segmap.h"
+#include "collector/xalloc.h"
 #include "ctp/atomics.h"
 #include "ctp/clock.h"
 #include "ctp/ring.h"
@@ -18,8 +18,7 @@ bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp
 	bool changed;
 	if (!ctp_segmap_map(memfd, &h->view, &changed, why, why_len))
 		return false;
-	h->seen_segment_size = h->view.size;
-	h->need_walk = true;
+	ctp_segmap_growth_init(&h->growth, &h->view);
 	ctp_spool_init(&h->spool, b);
 	return true;
 }
@@ -33,11 +32,6 @@ void ctp_harvest_fini(struct ctp_harvest *h)
 	h->nrings = 0;
 }
 
-static const struct ctp_header *header(const struct ctp_harvest *h)
-{
-	return (const struct ctp_header *)h->view.base;
-}
-
 static struct ctp_harvest_ring *ring_at(struct ctp_harvest *h, uint64_t off)
 {
 	for (size_t i = 0; i < h->nrings; i++)
@@ -46,7 +40,8 @@ static struct ctp_harvest_ring *ring_at(struct ctp_harvest *h, uint64_t off)
 	return NULL;
 }
 
-static void walk_visit(void *ctx, struct ctp_block *b, uint64_t off)
+/* The harvester walks the blocks for the rings; the station chunks are the converter's. */
+static void visit_ring_block(void *ctx, struct ctp_block *b, uint64_t off)
 {
 	struct ctp_harvest *h = ctx;
 	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_RING)
@@ -58,11 +53,7 @@ static void walk_visit(void *ctx, struct ctp_block *b, uint64_t off)
 	if (!r) {
 		if (h->nrings == h->rings_cap) {
 			h->rings_cap = h->rings_cap ? h->rings_cap * 2 : 8;
-			h->rings = realloc(h->rings, h->rings_cap * sizeof(*h->rings));
-			if (!h->rings) {
-				fputs("ctp-collector: out of memory\n", stderr);
-				abort();
-			}
+			h->rings = ctp_xrealloc(h->rings, h->rings_cap * sizeof(*h->rings));
 		}
 		r = &h->rings[h->nrings++];
 		memset(r, 0, sizeof(*r));
@@ -73,29 +64,16 @@ static void walk_visit(void *ctx, struct ctp_block *b, uint64_t off)
 	r->live = true;
 }
 
-/* Follows the segment's growth: a bigger committed size means new blocks may lie beyond the
- * mapping, and a new list head means new rings. */
+/* Finds the rings added since the last look (a new list head means new rings), in the
+ * harvester's own mapping. */
 static void follow_growth(struct ctp_harvest *h)
 {
-	uint64_t size = CTP_LOAD_ACQUIRE(&header(h)->segment_size);
-	if (size > h->view.size && size != h->seen_segment_size) {
-		h->seen_segment_size = size;
-		char why[160];
-		bool changed;
-		if (!ctp_segmap_map(h->memfd, &h->view, &changed, why, sizeof(why)))
-			fprintf(stderr,
-				"ctp-collector: pid %u: cannot follow the segment's growth: %s\n",
-				h->pid, why);
-		else if (changed)
-			h->need_walk = true;
-	}
-	if (!h->need_walk && CTP_LOAD_ACQUIRE(&header(h)->blocks_head) == h->walked_head)
+	if (!ctp_segmap_follow(&h->growth, h->memfd, h->pid, &h->view))
 		return;
 	for (size_t i = 0; i < h->nrings; i++)
 		h->rings[i].live = false;
-	h->walked_head = CTP_LOAD_ACQUIRE(&header(h)->blocks_head);
 	size_t known = h->nrings;
-	ctp_view_blocks(&h->view, walk_visit, h);
+	ctp_view_blocks(&h->view, visit_ring_block, h);
 	/* The walk goes from the newest block to the oldest; harvest rings oldest first. Records
 	 * of a thread that started later often name coroutines an older thread created (an M:N
 	 * scheduler's main thread creates, its workers run them): in one pass the creation is
@@ -105,7 +83,6 @@ static void follow_growth(struct ctp_harvest *h)
 		h->rings[i] = h->rings[j - 1];
 		h->rings[j - 1] = t;
 	}
-	h->need_walk = false;
 }
 
 /* Copying one ring's turn into the spool: records go into the open batch while it has room. */
@@ -211,7 +188,7 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget)
 		uint8_t *room =
 			ctp_spool_write_room(&h->spool, sizeof(struct ctp_spool_batch), &room_len);
 		*(struct ctp_spool_batch *)room =
-			(struct ctp_spool_batch){.ring = CTP_SPOOL_PASS, .lost = pass_start};
+			(struct ctp_spool_batch){.ring = CTP_SPOOL_PASS, .pass_start = pass_start};
 		ctp_spool_commit(&h->spool, sizeof(struct ctp_spool_batch));
 	}
 	return total;

@@ -14,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collector/segmap.h"
+#include "collector/segment_view.h"
 #include "collector/spool.h"
-#include "ctp/segment_view.h"
 
 enum {
 	CTP_BATCH_CORRUPT = 1,	 /* the ring's head, tail or a record size was impossible:
@@ -24,8 +25,8 @@ enum {
 };
 
 /* batch.ring of a pass marker: a pass over every ring of the process took all there was, and
- * it began when the segment's clock read `lost`. Every record stamped before that, but for ones
- * in flight (stamped, not yet published), is in this batch or before it. */
+ * it began when the segment's clock read `pass_start`. Every record stamped before that, but
+ * for ones in flight (stamped, not yet published), is in this batch or before it. */
 #define CTP_SPOOL_PASS UINT32_MAX
 
 struct ctp_spool_batch {
@@ -33,7 +34,10 @@ struct ctp_spool_batch {
 	uint32_t owner; /* the ring's owner when it was first found (thread of its first records) */
 	uint32_t bytes; /* records that follow */
 	uint32_t flags; /* CTP_BATCH_* */
-	uint64_t lost;	/* records the producer dropped, counted after the records of this batch */
+	union {
+		uint64_t lost;	     /* records the producer dropped, after this batch's records */
+		uint64_t pass_start; /* of a pass marker: the segment's clock when the pass began */
+	};
 };
 _Static_assert(sizeof(struct ctp_spool_batch) % 8 == 0, "records after a batch stay aligned");
 
@@ -49,9 +53,7 @@ struct ctp_harvest {
 	int memfd; /* not owned */
 	uint32_t pid;
 	struct ctp_segment_view view; /* the harvester's own mapping */
-	uint64_t seen_segment_size;
-	uint64_t walked_head;
-	bool need_walk;
+	struct ctp_segmap_growth growth;
 	struct ctp_harvest_ring *rings;
 	size_t nrings, rings_cap;
 	struct ctp_spool spool;

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "collector/xalloc.h"
 #include "ctp/wire.h"
 
 #define RING_BUDGET (256u << 10) /* bytes per ring per pass, so that no ring starves others */
@@ -205,11 +206,7 @@ void ctp_harvester_add(struct ctp_harvester *H, struct ctp_harvest *h, int sock)
 	pthread_mutex_lock(&H->lock);
 	if (H->nprocs == H->procs_cap) {
 		H->procs_cap = H->procs_cap ? H->procs_cap * 2 : 8;
-		H->procs = realloc(H->procs, H->procs_cap * sizeof(*H->procs));
-		if (!H->procs) {
-			fputs("ctp-collector: out of memory\n", stderr);
-			abort();
-		}
+		H->procs = ctp_xrealloc(H->procs, H->procs_cap * sizeof(*H->procs));
 	}
 	h->sock = sock;
 	H->procs[H->nprocs++] = h;

@@ -1,11 +1,11 @@
 /* The harvester thread. The collector runs two threads because turning records into lines can
  * stall for tens of milliseconds (the first lookup in a module loads its symbols and DWARF, a
  * burst of new stacks, a slow disk), while a traced thread switching a million times a second
- * fills its 1 MiB ring in a few milliseconds and then drops records. So one thread does nothing
- * but move published records out of every ring into a private spool (and sleeps, with the
- * segments' sleep flags set, when there is nothing to move), and the other -- the collector's
- * main thread -- converts spooled records into lines, symbolizes, compresses and writes, and
- * handles the connections.
+ * fills its ring (4 MiB by default; 256 KiB until it first fills half of it, ctp/CTP.md "Rings")
+ * in a few milliseconds and then drops records. So one thread does nothing but move published
+ * records out of every ring into a private spool (and sleeps, with the segments' sleep flags
+ * set, when there is nothing to move), and the other -- the collector's main thread -- converts
+ * spooled records into lines, symbolizes, compresses and writes, and handles the connections.
  *
  * The spools together hold at most `limit` bytes: when they are full the harvester stops taking
  * from the rings, which then fill and drop records, counted as always. */

@@ -23,7 +23,7 @@
 #include "collector/harvester.h"
 #include "collector/proc.h"
 #include "ctp/jsonw.h"
-#include "ctp/trace_file.h"
+#include "collector/trace_file.h"
 #include "ctp/wire.h"
 
 /* Two threads: the harvester (collector/harvester.h says why) moves ring records into spools;

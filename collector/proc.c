@@ -27,16 +27,6 @@ static const struct ctp_header *header(const struct ctp_proc *p)
 	return (const struct ctp_header *)p->view.base;
 }
 
-static bool map_segment(struct ctp_proc *p, char *why, size_t why_len)
-{
-	bool changed;
-	if (!ctp_segmap_map(p->memfd, &p->view, &changed, why, why_len))
-		return false;
-	if (changed)
-		p->need_walk = true;
-	return true;
-}
-
 struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid, uint32_t ppid,
 			       struct ctp_spool_budget *budget, char *why, size_t why_len)
 {
@@ -58,7 +48,8 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 	p->pid = pid;
 	p->ppid = ppid;
 	p->memfd = memfd;
-	if (!map_segment(p, why, why_len)) {
+	bool changed;
+	if (!ctp_segmap_map(memfd, &p->view, &changed, why, why_len)) {
 		free(p);
 		return NULL;
 	}
@@ -69,7 +60,7 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 		return NULL;
 	}
 	p->clock_kind = header(p)->clock_kind;
-	p->seen_segment_size = p->view.size;
+	ctp_segmap_growth_init(&p->growth, &p->view);
 	ctp_symcache_read_modules(&p->syms, &p->view);
 	return p;
 }
@@ -90,7 +81,7 @@ void ctp_proc_free(struct ctp_proc *p)
 }
 
 /* The converter walks the blocks for the station chunks; the rings are the harvester's. */
-static void walk_visit(void *ctx, struct ctp_block *b, uint64_t off)
+static void visit_station_block(void *ctx, struct ctp_block *b, uint64_t off)
 {
 	struct ctp_proc *p = ctx;
 	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS)
@@ -105,31 +96,16 @@ static void walk_visit(void *ctx, struct ctp_block *b, uint64_t off)
 	p->chunk_offs[p->nchunks++] = off;
 }
 
-void ctp_proc_walk_blocks(struct ctp_proc *p)
-{
-	p->nchunks = 0;
-	p->walked_head = CTP_LOAD_ACQUIRE(&header(p)->blocks_head);
-	ctp_view_blocks(&p->view, walk_visit, p);
-	p->need_walk = false;
-}
-
 /* Follows the segment's growth in the converter's own mapping: records converted now may name
  * coroutines whose stations lie in blocks added since the last look. */
 static void follow_growth(struct ctp_proc *p)
 {
 	if (!p->view.base)
 		return;
-	uint64_t size = CTP_LOAD_ACQUIRE(&header(p)->segment_size);
-	if (size > p->view.size && size != p->seen_segment_size) {
-		p->seen_segment_size = size;
-		char why[160];
-		if (!map_segment(p, why, sizeof(why)))
-			fprintf(stderr,
-				"ctp-collector: pid %u: cannot follow the segment's growth: %s\n",
-				p->pid, why);
-	}
-	if (p->need_walk || CTP_LOAD_ACQUIRE(&header(p)->blocks_head) != p->walked_head)
-		ctp_proc_walk_blocks(p);
+	if (!ctp_segmap_follow(&p->growth, p->memfd, p->pid, &p->view))
+		return;
+	p->nchunks = 0;
+	ctp_view_blocks(&p->view, visit_station_block, p);
 }
 
 static void report_corrupt(struct ctp_proc *p, struct ctp_ring_state *rs, const char *what)
@@ -196,6 +172,9 @@ static void emit_record(void *ctx, uint32_t ring, const struct ctp_rec *rec)
 				       ? "impossible head, tail or record size"
 				       : "a record shorter than its contents");
 	} else {
+		/* The bound ctp_records_visit checks the record against. */
+		rs->ref.data = (const uint8_t *)rec;
+		rs->ref.capacity = rec->size;
 		struct ctp_visit_ctx vc = {.p = p, .rs = rs};
 		ctp_records_visit(&vc, rec);
 		if (vc.malformed)
@@ -244,7 +223,7 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 				(const struct ctp_spool_batch *)(d + used);
 			if (b->ring == CTP_SPOOL_PASS) {
 				p->pass_before = p->pass_last;
-				p->pass_last = b->lost;
+				p->pass_last = b->pass_start;
 			} else {
 				queue_batch(p, b);
 			}

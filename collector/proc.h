@@ -13,14 +13,15 @@
 #include "collector/coro_table.h"
 #include "collector/harvest.h"
 #include "collector/reorder.h"
+#include "collector/segmap.h"
 #include "collector/stack_table.h"
 #include "collector/symcache.h"
-#include "ctp/segment_view.h"
+#include "collector/segment_view.h"
 
 /* What the converter knows of one ring of the process (the ring with the same index in the
- * harvest). While a spooled batch of its records is converted, `ref.data` and `ref.capacity`
- * are that batch's records and their length (ref.ring is NULL): records are read from the
- * spool, never from the segment. */
+ * harvest). While one of its records is converted, `ref.data` and `ref.capacity` are that
+ * record and its size (ref.ring is NULL): records are read from the collector's own copy (the
+ * reorder queue), never from the segment. */
 struct ctp_ring_state {
 	struct ctp_ring_ref ref;
 	uint32_t tid; /* thread whose records follow (from THREAD records) */
@@ -34,9 +35,7 @@ struct ctp_proc {
 	uint32_t pid, ppid;
 	int memfd;
 	struct ctp_segment_view view; /* the converter's mapping; base == NULL once unmapped */
-	uint64_t seen_segment_size;   /* header.segment_size at the last remap check */
-	uint64_t walked_head;	      /* header.blocks_head at the last block walk */
-	bool need_walk;
+	struct ctp_segmap_growth growth;
 	struct ctp_harvest hv; /* the rings, the harvester's mapping and the spool */
 	uint32_t clock_kind;
 	bool exec_sent; /* sent EXEC: its end is an exec, not an exit */

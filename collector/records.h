@@ -36,7 +36,4 @@ void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx);
  * record was dropped, or it was inherited across fork), from its station when one holds it. */
 void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c);
 
-/* Re-reads the block list (rings, station chunks) after a remap or a new block. */
-void ctp_proc_walk_blocks(struct ctp_proc *p);
-
 #endif

@@ -6,8 +6,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "ctp/segment_view.h"
+#include "collector/segment_view.h"
 
 /* Maps the whole file as it is now into `v` (replacing a smaller mapping). Sets *changed when
  * the mapping moved. On failure leaves `v` as it was and puts a reason in `why`. */
@@ -15,5 +16,24 @@ bool ctp_segmap_map(int memfd, struct ctp_segment_view *v, bool *changed, char *
 		    size_t why_len);
 
 void ctp_segmap_unmap(struct ctp_segment_view *v);
+
+/* What a thread last saw of the segment's growth in its own mapping: the process adds blocks
+ * (rings, station chunks) and grows the file while it runs, and each thread walks the block
+ * list again only when that may have changed. */
+struct ctp_segmap_growth {
+	uint64_t seen_segment_size; /* header.segment_size at the last remap check */
+	uint64_t walked_head;	    /* header.blocks_head at the last block walk */
+	bool need_walk;		    /* the mapping moved, or was just made */
+};
+
+/* Starts following a mapping just made: its first look walks the blocks. */
+void ctp_segmap_growth_init(struct ctp_segmap_growth *g, const struct ctp_segment_view *v);
+
+/* Follows the segment's growth: a bigger committed size means new blocks may lie beyond the
+ * mapping, which is then made again (a failure is reported on stderr for process `pid`, and
+ * the old mapping kept). Returns true when the block list must be walked again, because the
+ * mapping moved or a block was added; the caller then walks it at once. */
+bool ctp_segmap_follow(struct ctp_segmap_growth *g, int memfd, uint32_t pid,
+		       struct ctp_segment_view *v);
 
 #endif

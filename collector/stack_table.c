@@ -1,7 +1,6 @@
 #include "collector/stack_table.h"
 #include "collector/xalloc.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,11 +25,7 @@ void ctp_stack_table_free(struct ctp_stack_table *t)
 static void grow_slots(struct ctp_stack_table *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 256;
-	struct ctp_stack_slot *slots = calloc(cap, sizeof(*slots));
-	if (!slots) {
-		fputs("ctp-collector: out of memory (stack table)\n", stderr);
-		abort();
-	}
+	struct ctp_stack_slot *slots = ctp_xcalloc(cap, sizeof(*slots));
 	for (size_t i = 0; i < t->cap; i++) {
 		if (!t->slots[i].id)
 			continue;

@@ -108,11 +108,7 @@ static size_t slot_of(uint64_t key, size_t cap)
 static void grow(struct ctp_symcache *c)
 {
 	size_t cap = c->cap ? c->cap * 2 : 1024;
-	struct ctp_sym *slots = calloc(cap, sizeof(*slots));
-	if (!slots) {
-		fputs("ctp-collector: out of memory (symbols)\n", stderr);
-		abort();
-	}
+	struct ctp_sym *slots = ctp_xcalloc(cap, sizeof(*slots));
 	for (size_t i = 0; i < c->cap; i++) {
 		if (!c->slots[i].used)
 			continue;

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #include "ctp/segment.h"
-#include "ctp/segment_view.h"
-#include "ctp/symbolize.h"
+#include "collector/segment_view.h"
+#include "collector/symbolize.h"
 
 struct ctp_module_copy {
 	uint64_t base, lo, hi;

@@ -7,5 +7,7 @@
 
 /* realloc, or a message on stderr and abort(). */
 void *ctp_xrealloc(void *p, size_t n);
+/* calloc, or a message on stderr and abort(). */
+void *ctp_xcalloc(size_t count, size_t size);
 
 #endif

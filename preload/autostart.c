@@ -17,7 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "preload/autostart.h"
+#include "preload/process.h"
 
 enum { PATH_BYTES = 4096, READY_TIMEOUT_MS = 10000 };
 

@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "ctp/wire.h"
-#include "preload.h"
+#include "preload/connection.h"
+#include "preload/own_fds.h"
+#include "preload/process.h"
+#include "preload/segment.h"
 
 static int sock = -1;
 

@@ -10,6 +10,7 @@
  * the sigaction hook keeps ours out of the program's sight (it reads back what it would have
  * read untraced). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,15 @@
 #include <unistd.h>
 
 #include "ctp/atomics.h"
-#include "preload.h"
-#include "real.h"
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/crash.h"
+#include "preload/modules.h"
+#include "preload/process.h"
+#include "preload/real.h"
+#include "preload/segment.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 enum { FAULT_SIGNALS = sizeof(fault_signals) / sizeof(fault_signals[0]) };

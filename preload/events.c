@@ -3,8 +3,17 @@
  * history). Switches are the hot path: no syscall, no lock, no allocation here. */
 #include <string.h>
 
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
 #include "ctp/station.h"
-#include "preload.h"
+#include "preload/events.h"
+#include "preload/modules.h"
+#include "preload/process.h"
+#include "preload/rings.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
+#include "preload/unwind.h"
 
 static inline struct ctp_rec make_header(uint32_t size, uint8_t type, uint32_t nframes,
 					 uint32_t aux)

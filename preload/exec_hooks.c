@@ -16,8 +16,13 @@
 #include <unistd.h>
 
 #include "ctp/atomics.h"
-#include "preload.h"
-#include "real.h"
+#include "preload/compiler.h"
+#include "preload/connection.h"
+#include "preload/exec_hooks.h"
+#include "preload/process.h"
+#include "preload/real.h"
+#include "preload/segment.h"
+#include "preload/threads.h"
 
 extern char **environ;
 
@@ -241,41 +246,40 @@ static size_t count_args(va_list ap)
 			argv[i_] = va_arg(ap, char *); /* the last one is the NULL */              \
 	} while (0)
 
+/* Declares `argv`, the list that starts with `first` and goes on in `ap`, as an array in the
+ * calling frame (a macro, not a function, for that reason); `ap` is left after the list's
+ * NULL, where execle's envp follows. */
+#define ARGV_FROM_LIST(first, ap, argv)                                                            \
+	va_list counting_;                                                                         \
+	va_copy(counting_, ap);                                                                    \
+	size_t count_ = count_args(counting_);                                                     \
+	va_end(counting_);                                                                         \
+	char *argv[count_ + 1];                                                                    \
+	COLLECT_ARGS(first, ap, argv, count_)
+
 CTP_EXPORT int execl(const char *path, const char *arg, ...)
 {
-	va_list ap, counting;
+	va_list ap;
 	va_start(ap, arg);
-	va_copy(counting, ap);
-	size_t count = count_args(counting);
-	va_end(counting);
-	char *argv[count + 1];
-	COLLECT_ARGS(arg, ap, argv, count);
+	ARGV_FROM_LIST(arg, ap, argv);
 	va_end(ap);
 	return execve(path, argv, environ);
 }
 
 CTP_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	va_list ap, counting;
+	va_list ap;
 	va_start(ap, arg);
-	va_copy(counting, ap);
-	size_t count = count_args(counting);
-	va_end(counting);
-	char *argv[count + 1];
-	COLLECT_ARGS(arg, ap, argv, count);
+	ARGV_FROM_LIST(arg, ap, argv);
 	va_end(ap);
 	return execvpe(file, argv, environ);
 }
 
 CTP_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	va_list ap, counting;
+	va_list ap;
 	va_start(ap, arg);
-	va_copy(counting, ap);
-	size_t count = count_args(counting);
-	va_end(counting);
-	char *argv[count + 1];
-	COLLECT_ARGS(arg, ap, argv, count);
+	ARGV_FROM_LIST(arg, ap, argv);
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return execve(path, argv, envp);

@@ -1,8 +1,9 @@
 /* Boost.Context: jump_fcontext, ontop_fcontext and make_fcontext, exported by
  * libboost_context.so and reached through the PLT by Boost.Coroutine2, Boost.Fiber, Asio spawn
- * and programs of their own (see FACTS). An fcontext is the saved stack pointer of the suspended
- * side and changes on every switch, so a target is known by the stack it points into: each
- * make_fcontext registers its stack in the stack map.
+ * and programs of their own (nothing inside the library calls them, so every call can be
+ * interposed; Boost.Fiber switches mostly with ontop_fcontext). An fcontext is the saved stack
+ * pointer of the suspended side and changes on every switch, so a target is known by the stack it
+ * points into: each make_fcontext registers its stack in the stack map.
  *
  * Ends: Boost ends a fiber (and a callcc continuation) with ontop_fcontext(to, record,
  * fiber_exit) from the dying context, where `record` is the data it was handed on its very first
@@ -16,9 +17,15 @@
 #include <link.h>
 #include <stddef.h>
 
-#include "ctp/station.h"
-#include "preload.h"
-#include "real_lookup.h"
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/events.h"
+#include "preload/process.h"
+#include "preload/real_lookup.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 /* boost::context::detail::transfer_t: two pointers, returned in rax:rdx under the SysV ABI. */
 struct fcontext_transfer {

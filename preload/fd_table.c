@@ -5,12 +5,14 @@
  * when touched, so a large limit costs address space, not memory. Fds beyond the table are
  * ignored. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "preload/fd_table.h"
 
 /* fs.nr_open's default: no fd can be higher unless root raised it. */
 enum { MAX_FDS = 1 << 20, MIN_FDS = 1024 };

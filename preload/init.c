@@ -7,7 +7,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "ctp/clock.h"
+#include "ctp/segment.h"
+#include "preload/autostart.h"
+#include "preload/connection.h"
+#include "preload/crash.h"
+#include "preload/exec_hooks.h"
+#include "preload/modules.h"
+#include "preload/process.h"
+#include "preload/segment.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
+#include "preload/unwind.h"
 
 struct ctp_process ctp_proc;
 

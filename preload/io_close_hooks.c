@@ -8,8 +8,12 @@
 #include <linux/close_range.h>
 #include <unistd.h>
 
-#include "preload.h"
-#include "real.h"
+#include "preload/compiler.h"
+#include "preload/fd_table.h"
+#include "preload/io_record.h"
+#include "preload/own_fds.h"
+#include "preload/real.h"
+#include "preload/unwind.h"
 
 CTP_EXPORT int close(int fd)
 {

@@ -1,10 +1,14 @@
 /* Accepting and connecting. A listening socket's EAGAIN makes the caller an accept waiter; a
  * non-blocking connect that is under way (EINPROGRESS) makes it a connect waiter. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sys/socket.h>
 
-#include "preload.h"
-#include "real.h"
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/fd_table.h"
+#include "preload/io_record.h"
+#include "preload/real.h"
 
 /* A new fd: whatever the table holds for its number is from an fd closed where no hook saw it
  * (inside libc, or by a raw syscall). */

@@ -4,9 +4,12 @@
  * first need; entries are claimed with a compare-and-swap and never freed: a `data` value is
  * registered again (ADD/MOD) before epoll can report it again, and that updates its entry.
  * When the probe finds no room the key is left out, and its readiness goes unattributed. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/mman.h>
 
-#include "preload.h"
+#include "preload/io_epoll_keys.h"
 
 enum { KEYS = 1 << 16, PROBES = 64 };
 

@@ -10,8 +10,13 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 
-#include "preload.h"
-#include "real.h"
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/fd_table.h"
+#include "preload/io_epoll_keys.h"
+#include "preload/io_record.h"
+#include "preload/process.h"
+#include "preload/real.h"
 
 int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
 int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *ss,

@@ -9,13 +9,24 @@
  * Everything here runs with the thread marked busy, so that a hook reached from a signal handler
  * meanwhile passes through instead of writing into the same ring or station. errno is kept. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
 #include "ctp/station.h"
-#include "preload.h"
+#include "preload/fd_table.h"
+#include "preload/io_epoll_keys.h"
+#include "preload/io_record.h"
+#include "preload/process.h"
+#include "preload/rings.h"
+#include "preload/segment.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
+#include "preload/unwind.h"
 
 /* Frames of ours above the program's call: the function here and the hook. */
 enum { OWN_FRAMES = 2 };

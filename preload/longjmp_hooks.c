@@ -14,8 +14,12 @@
 #define _GNU_SOURCE
 #include <setjmp.h>
 
-#include "preload.h"
-#include "real.h"
+#include "preload/compiler.h"
+#include "preload/events.h"
+#include "preload/process.h"
+#include "preload/real.h"
+#include "preload/stackmap.h"
+#include "preload/threads.h"
 
 void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
 

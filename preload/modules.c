@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "ctp/atomics.h"
-#include "object_range.h"
-#include "preload.h"
+#include "ctp/segment.h"
+#include "preload/modules.h"
+#include "preload/object_range.h"
+#include "preload/segment.h"
 
 enum { MODULES_PER_CHUNK = 256 };
 

@@ -17,7 +17,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "preload/own_fds.h"
+#include "preload/process.h"
+#include "preload/threads.h"
 
 /* Own fds live at the top of the range the program may use (below RLIMIT_NOFILE's soft limit,
  * and below 4096 whatever the limit: an fd number that high makes the kernel's fd table that

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "object_range.h"
-#include "preload.h"
-#include "real_lookup.h"
+#include "preload/object_range.h"
+#include "preload/process.h"
+#include "preload/real_lookup.h"
 
 struct containing {
 	uintptr_t addr;

@@ -3,6 +3,7 @@
 #define CTP_PRELOAD_REAL_LOOKUP_H
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum { CTP_REAL_LOCAL_MAX = 8 };

@@ -9,7 +9,14 @@
 #include <string.h>
 
 #include "ctp/atomics.h"
-#include "preload.h"
+#include "ctp/ring.h"
+#include "ctp/segment.h"
+#include "preload/connection.h"
+#include "preload/process.h"
+#include "preload/rings.h"
+#include "preload/segment.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 enum { CTP_RING_START_BYTES = 256 * 1024 };
 

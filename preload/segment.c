@@ -17,7 +17,12 @@
 #include <unistd.h>
 
 #include "ctp/atomics.h"
-#include "preload.h"
+#include "ctp/clock.h"
+#include "ctp/segment.h"
+#include "preload/own_fds.h"
+#include "preload/process.h"
+#include "preload/segment.h"
+#include "preload/stations.h"
 
 struct ctp_segment ctp_seg;
 

@@ -16,9 +16,14 @@
 #include <errno.h>
 #include <sys/mman.h>
 
+#include "ctp/atomics.h"
 #include "ctp/station.h"
-#include "preload.h"
-#include "real.h"
+#include "preload/compiler.h"
+#include "preload/events.h"
+#include "preload/real.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 enum { BASE_SLOTS = 4096 };
 static uint64_t stack_bases[BASE_SLOTS];

@@ -7,7 +7,11 @@
 #include <sys/mman.h>
 
 #include "ctp/atomics.h"
-#include "preload.h"
+#include "ctp/segment.h"
+#include "preload/events.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 enum { LEVEL_BITS = 12, LEVEL_SIZE = 1 << LEVEL_BITS, PAGE_SHIFT = 12 };
 

@@ -5,7 +5,9 @@
 #include <sys/mman.h>
 
 #include "ctp/atomics.h"
-#include "preload.h"
+#include "ctp/segment.h"
+#include "preload/segment.h"
+#include "preload/stations.h"
 
 enum { CHUNK_SHIFT = CTP_STATION_CHUNK_SHIFT, PER_CHUNK = 1 << CHUNK_SHIFT };
 

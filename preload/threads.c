@@ -10,9 +10,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
 #include "ctp/station.h"
-#include "preload.h"
-#include "real.h"
+#include "preload/compiler.h"
+#include "preload/crash.h"
+#include "preload/events.h"
+#include "preload/process.h"
+#include "preload/real.h"
+#include "preload/rings.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 __thread struct ctp_thread ctp_tls_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;

@@ -1,5 +1,6 @@
 /* glibc ucontext: swapcontext, setcontext and makecontext. getcontext is left alone on purpose:
- * a C wrapper's frame would be gone when the saved context is resumed (see FACTS).
+ * a C wrapper's frame would be gone when the saved context is resumed, and the program would
+ * break silently (a getcontext/setcontext loop runs once instead of n times).
  *
  * A makecontext coroutine's return is invisible to hooks: glibc's __start_context switches to
  * uc_link by itself. So the context starts in an entry trampoline of ours instead of the
@@ -15,9 +16,15 @@
 #include <stdarg.h>
 #include <ucontext.h>
 
-#include "ctp/station.h"
-#include "preload.h"
-#include "real.h"
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/events.h"
+#include "preload/process.h"
+#include "preload/real.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
 
 /* Calls `real` (glibc's makecontext) with ucp, fn, argc and the arguments: the first three in
  * rcx, r8, r9 from reg_args, the rest pushed from stack_args, so that glibc sees exactly the

@@ -4,7 +4,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 
-#include "preload.h"
+#include "ctp/atomics.h"
+#include "ctp/segment.h"
+#include "preload/process.h"
+#include "preload/stackmap.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
+#include "preload/unwind.h"
 
 typedef int (*backtrace_fn)(void **buffer, int size);
 static backtrace_fn unw_backtrace_fn;
@@ -31,10 +37,10 @@ void ctp_unwind_init(void)
 	errno = saved_errno;
 }
 
-/* A walk runs on the stack it walks and needs several KiB of it (3.3-6.6 KB measured, FACTS):
- * with less room than this left on a coroutine's stack it would run past the stack's end and
- * corrupt whatever lies below (libpcl runs its delete helper on 4 KiB, next to the thread's main
- * context). No stack is better than a broken program. */
+/* A walk runs on the stack it walks and needs several KiB of it (3.3-6.6 KB measured with
+ * libunwind 1.6 on x86-64): with less room than this left on a coroutine's stack it would run
+ * past the stack's end and corrupt whatever lies below (libpcl runs its delete helper on 4 KiB,
+ * next to the thread's main context). No stack is better than a broken program. */
 enum { UNWIND_ROOM = 8192 };
 
 static bool room_to_unwind(void)

@@ -14,9 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "object_range.h"
-#include "preload.h"
-#include "real.h"
+#include "preload/compiler.h"
+#include "preload/object_range.h"
+#include "preload/own_fds.h"
+#include "preload/real.h"
+#include "preload/unwind.h"
 
 static uintptr_t unwinder_lo, unwinder_hi;
 

@@ -11,7 +11,8 @@
 #include <errno.h>
 #include <sys/syscall.h>
 
-#include "preload.h"
+#include "preload/compiler.h"
+#include "preload/threads.h"
 
 #define STRINGIFY_VALUE(x) #x
 #define STRINGIFY(x) STRINGIFY_VALUE(x)

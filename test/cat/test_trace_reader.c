@@ -1,6 +1,7 @@
-/* The reading side of the trace format: zstd frames as a stream (ctp/zreader.c) and lines out of
- * them (ctp/trace_reader.c). Traces are made here with the zstd library, one frame per group of
- * lines as the collector writes them, then read whole, cut at every byte, damaged, and wrong. */
+/* The reading side of the trace format: zstd frames as a stream (cat/reader/zreader.c) and lines
+ * out of them (cat/reader/trace_reader.c). Traces are made here with the zstd library, one frame
+ * per group of lines as the collector writes them, then read whole, cut at every byte, damaged,
+ * and wrong. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "ctp/json_count.h"
-#include "ctp/trace_reader.h"
-#include "ctp/zreader.h"
+#include "cat/reader/json_count.h"
+#include "cat/reader/trace_reader.h"
+#include "cat/reader/zreader.h"
 
 #define HEADER "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":1,\"tool\":\"ctp test\"}"
 #define MAX_FRAMES 64

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "collector/records.h"
-#include "ctp/trace_reader.h"
+#include "cat/reader/trace_reader.h"
 
 #define PID 77
 #define TID 1234

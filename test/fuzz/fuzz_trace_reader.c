@@ -17,7 +17,7 @@
 #include <zstd.h>
 
 #include "cat/analysis.h"
-#include "ctp/trace_reader.h"
+#include "cat/reader/trace_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

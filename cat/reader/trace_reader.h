@@ -1,8 +1,8 @@
 /* Line iterator over a trace (docs/trace-format.md): decompresses the zstd frames as a stream,
  * yields each complete line parsed with jansson, checks the header line, and at the end says
  * whether the trace was whole or where it was cut. Memory stays bounded by the longest line. */
-#ifndef CTP_TRACE_READER_H
-#define CTP_TRACE_READER_H
+#ifndef CTP_CAT_READER_TRACE_READER_H
+#define CTP_CAT_READER_TRACE_READER_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* ELF side of the symbolizer: opening files, build-ids, separate debug files, and the sorted
  * function symbol table that maps an address to the function containing it. */
-#include "ctp/symbolize_internal.h"
+#include "collector/symbolize_internal.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* From libstdc++ (the C++ ABI), linked into every user of ctp_trace. */
+/* From libstdc++ (the C++ ABI), linked into every user of ctp_symbolize. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 bool ctp_elf_file_open(struct ctp_elf_file *f, const char *path)

@@ -1,4 +1,4 @@
-#include "ctp/json_count.h"
+#include "cat/reader/json_count.h"
 
 #include <stdbool.h>
 

@@ -1,8 +1,8 @@
 /* The collector's bounds-checked view of a segment mapped from an untrusted process. Nothing
  * here trusts an offset, a length or a count that it read from the segment: every pointer it
  * returns lies inside [base, base + size). */
-#ifndef CTP_SEGMENT_VIEW_H
-#define CTP_SEGMENT_VIEW_H
+#ifndef CTP_COLLECTOR_SEGMENT_VIEW_H
+#define CTP_COLLECTOR_SEGMENT_VIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* Streaming reader of concatenated zstd frames, the container of a trace. It decompresses with a
  * fixed amount of memory whatever the input size, and keeps track of where each complete frame
  * ends in the compressed input, so that a reader can say how much of a cut-off trace is whole. */
-#ifndef CTP_ZREADER_H
-#define CTP_ZREADER_H
+#ifndef CTP_CAT_READER_ZREADER_H
+#define CTP_CAT_READER_ZREADER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "ctp/trace_reader.h"
+#include "cat/reader/trace_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctp/json_count.h"
-#include "ctp/zreader.h"
+#include "cat/reader/json_count.h"
+#include "cat/reader/zreader.h"
 
 /* Decompressed bytes are taken in chunks of this size; a line that lies within one chunk is
  * parsed in place, only lines straddling chunks are copied. */

@@ -1,4 +1,4 @@
-#include "ctp/zwriter.h"
+#include "collector/zwriter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <zstd.h>
 
 #include "ctp/clock.h"
-#include "ctp/trace_file.h"
+#include "collector/trace_file.h"
 
 struct ctp_zwriter {
 	int fd;

@@ -1,4 +1,4 @@
-#include "ctp/zreader.h"
+#include "cat/reader/zreader.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-#include "ctp/segment_view.h"
+#include "collector/segment_view.h"
 
 #include <stdio.h>
 

@@ -1,8 +1,8 @@
 /* Counts the values in a JSON text without building them, so that a reader can refuse a line
  * whose parse would take far more memory than its bytes (jansson keeps ~140 bytes per value:
  * a 60 MB line of "[],[],..." holds 20 million of them and would take 2.8 GB). */
-#ifndef CTP_JSON_COUNT_H
-#define CTP_JSON_COUNT_H
+#ifndef CTP_CAT_READER_JSON_COUNT_H
+#define CTP_CAT_READER_JSON_COUNT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,11 @@
+/* Attributes every file of libctp_preload.so uses. Nothing the preload declares is exported:
+ * the library is built with -fvisibility=hidden and only the hooked functions are visible
+ * (CTP_EXPORT). */
+#ifndef CTP_PRELOAD_COMPILER_H
+#define CTP_PRELOAD_COMPILER_H
+
+#define CTP_HIDDEN __attribute__((visibility("hidden")))
+#define CTP_EXPORT __attribute__((visibility("default")))
+#define CTP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#endif

@@ -1,0 +1,43 @@
+/* Coroutine events (events.c): a ring record and the station update that go together. */
+#ifndef CTP_PRELOAD_EVENTS_H
+#define CTP_PRELOAD_EVENTS_H
+
+#include <stdint.h>
+
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/segment.h"
+#include "preload/threads.h"
+
+static inline uint64_t ctp_coro_new_id(void)
+{
+	return __atomic_fetch_add(&ctp_seg.hdr->next_coro_id, 1, __ATOMIC_RELAXED);
+}
+/* New coroutine `coro` in station `idx` (already allocated): fills the station and emits CREATE
+ * with the creation stack (`skip` frames of the preload's own). */
+CTP_HIDDEN void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
+			       uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
+			       uint32_t skip);
+/* A switch at `now` on thread t from t->current to `to`: suspend stack of the current coroutine
+ * (`skip` frames of the preload's own), both stations, the SWITCH record; t->current becomes
+ * `to`. Hooks read the clock before they look the target up, so that the clock's latency (the
+ * largest single cost of a switch) overlaps the lookup. */
+CTP_HIDDEN void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip,
+				uint64_t now);
+/* The same switch, the current coroutine leaving without having saved itself (a setcontext with
+ * no getcontext since it was resumed): its station stays, in state LEFT. */
+CTP_HIDDEN void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip,
+			       uint64_t now);
+/* Set by the getcontext hook, cleared when a coroutine is resumed (ucontext_hooks.c). */
+extern __thread uint8_t ctp_context_saved CTP_HIDDEN __attribute__((tls_model("initial-exec")));
+/* The same switch without a suspend stack: the hook runs on the target side already. */
+CTP_HIDDEN void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how);
+/* The current coroutine of t ends (how = the switch that ends it): EXIT record, station exited;
+ * then the switch to `to`, without a suspend stack. The station is recycled. */
+CTP_HIDDEN void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how);
+/* Ends the coroutine in station idx that is not running (its stack was reused). */
+CTP_HIDDEN void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx);
+/* The thread t ends: EXIT record for its own coroutine, whose station goes back to the pool. */
+CTP_HIDDEN void ctp_thread_end(struct ctp_thread *t);
+
+#endif

@@ -1,0 +1,50 @@
+/* Configuration and process-wide state (init.c): whether the process traces, its settings from
+ * the CTP_* variables, its clock, and messages on stderr. */
+#ifndef CTP_PRELOAD_PROCESS_H
+#define CTP_PRELOAD_PROCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctp/clock.h"
+#include "preload/compiler.h"
+
+struct ctp_config {
+	uint32_t stack_depth;	 /* CTP_STACK_DEPTH, 0 = no stacks */
+	uint64_t ring_bytes;	 /* CTP_RING_KB, rounded to a power of two */
+	uint64_t segment_max;	 /* CTP_SEGMENT_MAX_MB */
+	const char *socket_path; /* CTP_SOCKET */
+	uint64_t first_coro_id;	 /* CTP_CORO_BASE, set by the image before an exec */
+};
+
+enum ctp_process_state {
+	CTP_PROC_UNINIT = 0,
+	CTP_PROC_INITIALIZING = 1,
+	CTP_PROC_TRACING = 2,
+	CTP_PROC_OFF = 3, /* not configured, or tracing stopped for good */
+};
+
+struct ctp_process {
+	int state; /* enum ctp_process_state; atomic */
+	uint32_t pid;
+	bool use_tsc;
+	struct ctp_config config;
+};
+
+extern struct ctp_process ctp_proc CTP_HIDDEN;
+
+/* Makes sure the process is initialised (hooks can run before the constructor). Returns true
+ * when tracing is on. */
+CTP_HIDDEN bool ctp_process_ready(void);
+/* Stops tracing for good (the collector is gone, the segment is full of errors...). */
+CTP_HIDDEN void ctp_process_stop(const char *why);
+
+static inline uint64_t ctp_now(void)
+{
+	return ctp_proc.use_tsc ? ctp_tsc() : ctp_monotonic_ns();
+}
+
+/* Writes a message on stderr without stdio or malloc: usable from any hook. */
+CTP_HIDDEN void ctp_log(const char *a, const char *b, const char *c);
+
+#endif

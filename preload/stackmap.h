@@ -1,0 +1,61 @@
+/* Where a stack pointer belongs (stackmap.c): coroutine stacks and threads' own stacks, and
+ * the inline lookup every switch makes. */
+#ifndef CTP_PRELOAD_STACKMAP_H
+#define CTP_PRELOAD_STACKMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/stations.h"
+#include "preload/threads.h"
+
+CTP_HIDDEN void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi);
+/* Notes that a coroutine's stack starts at lo, so that freeing that block ends the coroutine
+ * (stack_release.c). */
+CTP_HIDDEN void ctp_stack_base_note(uint64_t lo);
+CTP_HIDDEN void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi);
+/* A stack is made anew over [lo, hi): every coroutine whose stack overlaps it is gone for good
+ * (programs reuse stacks, and allocators hand out ranges that overlap old ones partly). */
+CTP_HIDDEN void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t hi);
+/* The coroutine station whose stack holds `sp`, or CTP_NO_STATION. */
+CTP_HIDDEN uint32_t ctp_stackmap_find(uint64_t sp);
+CTP_HIDDEN uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp);
+/* Threads' own stacks, found by the slow path of a lookup (stackmap.c). */
+CTP_HIDDEN void ctp_thread_stacks_add(uint32_t idx);
+CTP_HIDDEN void ctp_thread_stacks_remove(uint32_t idx);
+extern uint64_t ctp_stackmap_generation CTP_HIDDEN;
+
+/* Whether station idx is a live coroutine whose stack overlaps [lo, hi). */
+static inline bool ctp_station_live_over(uint32_t idx, uint64_t lo, uint64_t hi)
+{
+	struct ctp_station *s = ctp_station_at(idx);
+	uint32_t state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
+	return state != CTP_STATE_FREE && state != CTP_STATE_EXITED &&
+	       __atomic_load_n(&s->stack_lo, __ATOMIC_RELAXED) < hi &&
+	       lo < __atomic_load_n(&s->stack_hi, __ATOMIC_RELAXED);
+}
+
+/* Whether station idx is a live coroutine whose stack holds addr. */
+static inline bool ctp_station_holds(uint32_t idx, uint64_t addr)
+{
+	return ctp_station_live_over(idx, addr, addr + 1);
+}
+
+/* The station a switch to a context whose stack pointer is `sp` resumes: a coroutine's, else
+ * the thread whose own stack holds it (this thread's when none is known). The thread's last
+ * answers are checked inline, on every switch; the stack map only when they do not hold. */
+static inline uint32_t ctp_station_for_sp(struct ctp_thread *t, uint64_t sp)
+{
+	uint64_t page = sp >> 12;
+	for (int k = 0; k < 2; k++)
+		if (t->lookup_page[k] == page && ctp_station_holds(t->lookup_idx[k], sp))
+			return t->lookup_idx[k];
+	if (t->own_page == page &&
+	    t->own_gen == __atomic_load_n(&ctp_stackmap_generation, __ATOMIC_ACQUIRE))
+		return t->self;
+	return ctp_station_for_sp_slow(t, sp);
+}
+
+#endif

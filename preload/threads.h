@@ -1,0 +1,77 @@
+/* The preload's per-thread state (threads.c): the thread's ring producer, its current
+ * coroutine, its lookup caches, and the BUSY state that makes re-entered hooks pass through. */
+#ifndef CTP_PRELOAD_THREADS_H
+#define CTP_PRELOAD_THREADS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctp/ring.h"
+#include "preload/compiler.h"
+
+enum ctp_thread_state {
+	CTP_THREAD_NEW = 0,
+	CTP_THREAD_TRACING = 1,
+	CTP_THREAD_BUSY = 2, /* inside the preload already: pass through */
+	CTP_THREAD_OFF = 3,  /* exited, or no ring could be had */
+};
+
+struct ctp_thread {
+	int state;
+	uint32_t tid;
+	uint32_t current;	     /* station of the coroutine running on this thread */
+	uint32_t self;		     /* station of the thread's own stack */
+	uint64_t stack_lo, stack_hi; /* the thread's own stack */
+	uint64_t entry_hint;	     /* start routine, when the thread came from pthread_create */
+	/* The last two stack pages resolved to coroutine stations: a scheduler switches between
+	 * few contexts at a time, and this skips the stack map for them. */
+	uint64_t lookup_page[2];
+	uint32_t lookup_idx[2];
+	uint32_t lookup_next;
+	/* The last page resolved to this thread's own station (its own stack, or a stack nobody
+	 * registered), good while no stack was registered since (the stack map's generation):
+	 * switches back to the thread skip the map. */
+	uint64_t own_page;
+	uint64_t own_gen;
+	struct ctp_ring_producer ring;
+	void *altstack; /* the signal stack the preload gave this thread, if any */
+	/* Between vfork and the child's exec or exit, the child runs on this thread's memory:
+	 * in_vfork_child is set and state is BUSY, so that every hook passes through. */
+	int vfork_saved_state;
+	uint8_t in_vfork_child;
+};
+
+/* This thread's state, without starting it. For flags that are read and used between two
+ * switches only; anything that spans a switch goes through ctp_thread_get. */
+extern __thread struct ctp_thread ctp_tls_thread CTP_HIDDEN
+	__attribute__((tls_model("initial-exec")));
+
+/* Whether the code running now is a vfork child in its parent's memory (see vfork.c). */
+static inline bool ctp_in_vfork_child(void)
+{
+	return __atomic_load_n(&ctp_tls_thread.in_vfork_child, __ATOMIC_RELAXED);
+}
+
+/* The calling thread's state, initialised on first use; NULL when this thread cannot trace.
+ * Must be called again after any switch returns: the coroutine may now run on another thread. */
+CTP_HIDDEN struct ctp_thread *ctp_thread_get(void);
+
+/* While a thread updates its stations and ring, hooks it reaches (libunwind's own reads of a
+ * pipe, a signal handler that does I/O) must pass through, or they would write into the ring
+ * in the middle of a record. ctp_thread_get returns NULL for a busy thread. */
+static inline int ctp_thread_enter(struct ctp_thread *t)
+{
+	int previous = t->state;
+	t->state = CTP_THREAD_BUSY;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return previous;
+}
+
+static inline void ctp_thread_leave(struct ctp_thread *t, int previous)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->state = previous;
+}
+CTP_HIDDEN void ctp_threads_fork_child(void);
+
+#endif
