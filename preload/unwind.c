@@ -14,6 +14,20 @@
 
 typedef int (*backtrace_fn)(void **buffer, int size);
 static backtrace_fn unw_backtrace_fn;
+/* Walks running now, on any thread. A fork copies libunwind's caches as they are: one that
+ * another thread was changing mid-walk is no state to walk with in the child. */
+static int walks_under_way;
+
+void ctp_unwind_fork_child(void)
+{
+	if (__atomic_load_n(&walks_under_way, __ATOMIC_RELAXED) != 0 && unw_backtrace_fn) {
+		unw_backtrace_fn = NULL;
+		ctp_log("another thread was walking a stack at the fork: no suspend stacks in this "
+			"child",
+			NULL, NULL);
+	}
+	walks_under_way = 0;
+}
 
 void ctp_unwind_init(void)
 {
@@ -70,7 +84,9 @@ __attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, ui
 	if (skip > 8)
 		skip = 8;
 	int saved_errno = errno; /* libunwind's own probes (a pipe it reads) leave EAGAIN */
+	__atomic_fetch_add(&walks_under_way, 1, __ATOMIC_RELAXED);
 	int n = unw_backtrace_fn(buf, (int)(max + skip));
+	__atomic_fetch_sub(&walks_under_way, 1, __ATOMIC_RELAXED);
 	errno = saved_errno;
 	if (n <= (int)skip)
 		return 0;

@@ -9,6 +9,8 @@
 #include "preload/compiler.h"
 
 CTP_HIDDEN void ctp_unwind_init(void);
+/* In a fork child: stacks stay on only if no other thread was walking one at the fork. */
+CTP_HIDDEN void ctp_unwind_fork_child(void);
 /* libunwind's own fds (unwind_fds.c): its address range, and whether a call comes from it. */
 CTP_HIDDEN void ctp_unwinder_note(const void *symbol);
 CTP_HIDDEN bool ctp_called_from_unwinder(const void *return_address);

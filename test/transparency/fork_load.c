@@ -93,8 +93,8 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		pthread_join(threads[i], NULL);
 	alarm(0);
+	/* Whether the workers got to switch during the forks is the scheduler's business, not
+	 * the program's output: it differs from run to run, traced or not. */
 	printf("%d children: %d exit 0, %d otherwise\n", CHILDREN, exited0, other);
-	printf("workers switched: %s\n",
-	       workers[0].switches > 0 && workers[1].switches > 0 ? "yes" : "no");
 	return 0;
 }
