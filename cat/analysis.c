@@ -331,6 +331,18 @@ static int on_stack(struct ctp_analysis *a, struct an_process *p, const json_t *
 	return 0;
 }
 
+/* Trace format 2 says when a coroutine ended: nothing resumes it after that. */
+static int on_coro_end(struct ctp_analysis *a, struct an_process *p, const json_t *line)
+{
+	struct an_coro *c = coro_of(a, p, u64_or_0(line, "coro"));
+	if (!c)
+		return u64_or_0(line, "coro") ? -1 : 0;
+	c->pub.ended = true;
+	c->pub.ended_ts = u64_or_0(line, "ts");
+	see_ts(a, p, c->pub.ended_ts);
+	return 0;
+}
+
 static void on_loss(struct ctp_analysis *a, struct an_process *p, const json_t *line)
 {
 	uint64_t n = u64_or_0(line, "count");
@@ -584,6 +596,8 @@ int ctp_analysis_add_line(struct ctp_analysis *a, const json_t *line)
 		return on_stack(a, p, line);
 	if (strcmp(type, "state") == 0)
 		return on_state(a, p, line);
+	if (strcmp(type, "coro_end") == 0)
+		return on_coro_end(a, p, line);
 	if (strcmp(type, "loss") == 0)
 		on_loss(a, p, line);
 	else if (strcmp(type, "exit") == 0)

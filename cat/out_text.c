@@ -134,6 +134,16 @@ static void put_details(struct out_text *o, const char *type, uint64_t pid, cons
 			put_coro(o, pid, line, "parent");
 		}
 		put_stack(o, pid, line, "  at ");
+	} else if (strcmp(type, "coro_end") == 0) {
+		put_coro(o, pid, line, "coro");
+		s = json_string_value(json_object_get(line, "how"));
+		fputs(" ended: ", f);
+		put_clean(f, s ? s : "?");
+		s = json_string_value(json_object_get(line, "switch"));
+		if (s) {
+			fputs(" by ", f);
+			put_clean(f, s);
+		}
 	} else if (strcmp(type, "process") == 0) {
 		put_process(o, line);
 	} else if (strcmp(type, "state") == 0) {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Highest format version this reader understands. */
-#define CTP_TRACE_READER_VERSION 1
+#define CTP_TRACE_READER_VERSION 2
 
 /* Default bound on one line; a longer line is skipped as a bad line. */
 #define CTP_TRACE_READER_LINE_LIMIT (64u << 20)
