@@ -6,36 +6,13 @@
 #include <string.h>
 
 #include "cat/analysis_internal.h"
+#include "ctp/names.h"
+#include "ctp/segment.h"
 
 void ctp_analysis_options_default(struct ctp_analysis_options *opt)
 {
 	opt->missed_after_ns = CTP_NS_PER_SEC;
 	opt->never_yielded_after_ns = CTP_NS_PER_SEC;
-}
-
-int ctp_parse_duration(const char *text, uint64_t *ns)
-{
-	static const struct {
-		const char *unit;
-		double scale;
-	} units[] = {
-		{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"", 1e9},
-	};
-	char *end;
-	errno = 0;
-	double v = strtod(text, &end);
-	if (end == text || errno || !(v >= 0) || text[0] == '-' || text[0] == '+')
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit) != 0)
-			continue;
-		double total = v * units[i].scale;
-		if (total >= 1.8e19)
-			return -1;
-		*ns = (uint64_t)(total + 0.5);
-		return 0;
-	}
-	return -1;
 }
 
 int ctp_an_reserve(void **items, size_t *cap, size_t count, size_t size)
@@ -83,16 +60,14 @@ static uint64_t hex_or_0(const json_t *obj, const char *key)
 	return s ? strtoull(s, NULL, 16) : 0;
 }
 
-/* Operation names as static strings: the model keeps no copy per event. */
+/* Operation names as the contract's static words: the model keeps no copy per event. */
 static const char *op_static(const char *op)
 {
-	static const char *const ops[] = {"read", "write", "accept", "connect", "poll"};
 	if (!op)
 		return NULL;
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (strcmp(op, ops[i]) == 0)
-			return ops[i];
-	return "other";
+	const char *name =
+		ctp_name_of(&ctp_op_names, ctp_name_find(&ctp_op_names, op, strlen(op), 0));
+	return name ? name : "other";
 }
 
 static void see_ts(struct ctp_analysis *a, struct an_process *p, uint64_t ts)
@@ -352,17 +327,9 @@ static void on_loss(struct ctp_analysis *a, struct an_process *p, const json_t *
 
 static enum ctp_analysis_state state_of(const char *s)
 {
-	if (!s)
-		return CTP_ANALYSIS_STATE_UNKNOWN;
-	if (strcmp(s, "created") == 0)
-		return CTP_ANALYSIS_STATE_CREATED;
-	if (strcmp(s, "running") == 0)
-		return CTP_ANALYSIS_STATE_RUNNING;
-	if (strcmp(s, "suspended") == 0)
-		return CTP_ANALYSIS_STATE_SUSPENDED;
-	if (strcmp(s, "exited") == 0)
-		return CTP_ANALYSIS_STATE_EXITED;
-	return CTP_ANALYSIS_STATE_UNKNOWN;
+	/* enum ctp_analysis_state keeps the values of the contract's enum ctp_coro_state. */
+	return s ? (enum ctp_analysis_state)ctp_name_find(&ctp_state_names, s, strlen(s), 0)
+		 : CTP_ANALYSIS_STATE_UNKNOWN;
 }
 
 static int on_state(struct ctp_analysis *a, struct an_process *p, const json_t *line)
@@ -709,19 +676,8 @@ const struct ctp_analysis_process *ctp_analysis_process_find(const struct ctp_an
 
 const char *ctp_analysis_state_name(enum ctp_analysis_state s)
 {
-	switch (s) {
-	case CTP_ANALYSIS_STATE_CREATED:
-		return "created";
-	case CTP_ANALYSIS_STATE_RUNNING:
-		return "running";
-	case CTP_ANALYSIS_STATE_SUSPENDED:
-		return "suspended";
-	case CTP_ANALYSIS_STATE_EXITED:
-		return "exited";
-	case CTP_ANALYSIS_STATE_UNKNOWN:
-		break;
-	}
-	return "unknown";
+	const char *name = ctp_name_of(&ctp_state_names, s);
+	return name ? name : "unknown";
 }
 
 size_t ctp_analysis_coro_count(const struct ctp_analysis *a)
@@ -779,3 +735,9 @@ size_t ctp_analysis_failure_count(const struct ctp_analysis *a)
 {
 	return a->failures;
 }
+
+_Static_assert((int)CTP_ANALYSIS_STATE_CREATED == (int)CTP_STATE_CREATED &&
+		       (int)CTP_ANALYSIS_STATE_RUNNING == (int)CTP_STATE_RUNNING &&
+		       (int)CTP_ANALYSIS_STATE_SUSPENDED == (int)CTP_STATE_SUSPENDED &&
+		       (int)CTP_ANALYSIS_STATE_EXITED == (int)CTP_STATE_EXITED,
+	       "analysis states are the contract's");

@@ -31,10 +31,6 @@ struct ctp_analysis_options {
 /* The defaults: 1 s and 1 s. */
 void ctp_analysis_options_default(struct ctp_analysis_options *opt);
 
-/* Parses a duration such as "500ms", "2s", "1.5s", "250us", "100ns", "1m" (a bare number is
- * seconds) into nanoseconds. Returns 0, or -1 when `text` is not a duration. */
-int ctp_parse_duration(const char *text, uint64_t *ns);
-
 struct ctp_analysis;
 
 /* NULL when out of memory. `opt` NULL means the defaults. */
@@ -126,12 +122,14 @@ const struct ctp_analysis_process *ctp_analysis_process_at(const struct ctp_anal
 const struct ctp_analysis_process *ctp_analysis_process_find(const struct ctp_analysis *a,
 							     uint32_t pid);
 
+/* The values of the contract's enum ctp_coro_state (ctp/segment.h), whose words a `state`
+ * line uses (ctp/names.h). */
 enum ctp_analysis_state {
-	CTP_ANALYSIS_STATE_UNKNOWN, /* no `state` line */
-	CTP_ANALYSIS_STATE_CREATED,
-	CTP_ANALYSIS_STATE_RUNNING,
-	CTP_ANALYSIS_STATE_SUSPENDED,
-	CTP_ANALYSIS_STATE_EXITED,
+	CTP_ANALYSIS_STATE_UNKNOWN = 0, /* no `state` line */
+	CTP_ANALYSIS_STATE_CREATED = 1,
+	CTP_ANALYSIS_STATE_RUNNING = 2,
+	CTP_ANALYSIS_STATE_SUSPENDED = 3,
+	CTP_ANALYSIS_STATE_EXITED = 4,
 };
 
 const char *ctp_analysis_state_name(enum ctp_analysis_state s);

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cat/timespec.h"
+#include "cat/duration.h"
 
 struct ctp_cat_output; /* cat/cat.h, which includes this header for its options */
 
