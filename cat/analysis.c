@@ -1,11 +1,11 @@
-/* The model of a trace, built line by line. Lines of different threads reach the trace in the
- * order their rings were harvested, not in time order, so everything here compares the lines'
- * own times (`ts`) rather than trusting the order of the lines. */
-#include <errno.h>
+/* The model of a trace, built event by event (cat/model/event.h). Lines of different threads
+ * reach the trace in the order their rings were harvested, not in time order, so everything
+ * here compares the events' own times (`ts`) rather than trusting their order. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cat/analysis_internal.h"
+#include "cat/model/grow.h"
 #include "ctp/names.h"
 #include "ctp/segment.h"
 
@@ -15,59 +15,23 @@ void ctp_analysis_options_default(struct ctp_analysis_options *opt)
 	opt->never_yielded_after_ns = CTP_NS_PER_SEC;
 }
 
-int ctp_an_reserve(void **items, size_t *cap, size_t count, size_t size)
+/* The analysis keeps its own copy of the strings it shows after reading (the decoder's go with
+ * the decoder). */
+static const char *own(struct ctp_analysis *a, const char *s, bool *oom)
 {
-	if (count < *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 16;
-	void *p = realloc(*items, n * size);
-	if (!p)
-		return -1;
-	*items = p;
-	*cap = n;
-	return 0;
-}
-
-#define RESERVE(arr, cap, count) ctp_an_reserve((void **)&(arr), &(cap), (count), sizeof(*(arr)))
-
-/* ---- reading fields ---- */
-
-static bool get_u64(const json_t *obj, const char *key, uint64_t *out)
-{
-	json_t *v = json_object_get(obj, key);
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return false;
-	*out = (uint64_t)json_integer_value(v);
-	return true;
-}
-
-/* A number field, 0 when missing or null (ids and times of 0 mean unknown in a trace). */
-static uint64_t u64_or_0(const json_t *obj, const char *key)
-{
-	uint64_t v = 0;
-	get_u64(obj, key, &v);
-	return v;
-}
-
-static const char *get_str(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
-static uint64_t hex_or_0(const json_t *obj, const char *key)
-{
-	const char *s = get_str(obj, key);
-	return s ? strtoull(s, NULL, 16) : 0;
-}
-
-/* Operation names as the contract's static words: the model keeps no copy per event. */
-static const char *op_static(const char *op)
-{
-	if (!op)
+	if (!s)
 		return NULL;
-	const char *name =
-		ctp_name_of(&ctp_op_names, ctp_name_find(&ctp_op_names, op, strlen(op), 0));
-	return name ? name : "other";
+	const char *kept = ctp_strings_intern(&a->strings, s, strlen(s));
+	if (!kept)
+		*oom = true;
+	return kept;
+}
+
+/* An operation as the contract's static word: the model keeps no copy per event. */
+static const char *op_word(uint32_t op, const char *name)
+{
+	const char *word = ctp_name_of(&ctp_op_names, op);
+	return word ? word : name ? "other" : NULL;
 }
 
 static void see_ts(struct ctp_analysis *a, struct an_process *p, uint64_t ts)
@@ -90,10 +54,10 @@ static void see_ts(struct ctp_analysis *a, struct an_process *p, uint64_t ts)
 
 static struct an_process *new_process(struct ctp_analysis *a, uint32_t pid)
 {
-	if (RESERVE(a->procs, a->cap_procs, a->nprocs) < 0)
+	if (CTP_GROW(a->procs, a->cap_procs, a->nprocs + 1) < 0)
 		return NULL;
 	size_t i = a->nprocs;
-	if (ctp_amap_put(&a->latest_proc, pid, (uint32_t)i) < 0)
+	if (ctp_idmap_put(&a->latest_proc, pid, 0, (uint32_t)i) < 0)
 		return NULL;
 	struct an_process *p = &a->procs[i];
 	memset(p, 0, sizeof(*p));
@@ -104,22 +68,18 @@ static struct an_process *new_process(struct ctp_analysis *a, uint32_t pid)
 	return p;
 }
 
-/* The latest record of `pid`, made when a line names a pid before its `process` line. */
-static struct an_process *process_of(struct ctp_analysis *a, const json_t *line)
+/* The latest record of the event's pid, made when an event names a pid before its `process`
+ * line. */
+static struct an_process *process_of(struct ctp_analysis *a, uint32_t pid)
 {
-	uint64_t pid;
-	if (!get_u64(line, "pid", &pid) || pid > UINT32_MAX)
-		return NULL;
-	uint32_t i;
-	if (ctp_amap_get(&a->latest_proc, pid, &i))
-		return &a->procs[i];
-	return new_process(a, (uint32_t)pid);
+	uint32_t i = ctp_idmap_get(&a->latest_proc, pid, 0);
+	return i != CTP_IDMAP_NONE ? &a->procs[i] : new_process(a, pid);
 }
 
 static struct an_coro *find_coro(struct ctp_analysis *a, struct an_process *p, uint64_t id)
 {
-	uint32_t i;
-	return ctp_amap_get(&p->coros, id, &i) ? &a->coros[i] : NULL;
+	uint32_t i = ctp_idmap_get(&a->coro_index, p->pub.index, id);
+	return i != CTP_IDMAP_NONE ? &a->coros[i] : NULL;
 }
 
 /* The coroutine `id` of `p`, made on first mention (a `switch` may name one whose `coro` line was
@@ -131,11 +91,12 @@ static struct an_coro *coro_of(struct ctp_analysis *a, struct an_process *p, uin
 	struct an_coro *c = find_coro(a, p, id);
 	if (c)
 		return c;
-	if (RESERVE(a->coros, a->cap_coros, a->ncoros) < 0 ||
-	    ctp_amap_put(&p->coros, id, (uint32_t)a->ncoros) < 0)
+	if (CTP_GROW(a->coros, a->cap_coros, a->ncoros + 1) < 0 ||
+	    ctp_idmap_put(&a->coro_index, p->pub.index, id, (uint32_t)a->ncoros) < 0)
 		return NULL;
-	c = &a->coros[a->ncoros++];
+	c = &a->coros[a->ncoros];
 	memset(c, 0, sizeof(*c));
+	c->pub.index = a->ncoros++;
 	c->pub.process = p->pub.index;
 	c->pub.pid = p->pub.pid;
 	c->pub.id = id;
@@ -147,14 +108,11 @@ static struct an_coro *coro_of(struct ctp_analysis *a, struct an_process *p, uin
 	return c;
 }
 
-static int on_process(struct ctp_analysis *a, const json_t *line)
+static int on_process(struct ctp_analysis *a, const struct ctp_event *ev)
 {
-	uint64_t pid;
-	if (!get_u64(line, "pid", &pid) || pid > UINT32_MAX)
-		return 0;
-	uint32_t i;
+	uint32_t i = ctp_idmap_get(&a->latest_proc, ev->pid, 0);
 	struct an_process *p = NULL;
-	if (ctp_amap_get(&a->latest_proc, pid, &i)) {
+	if (i != CTP_IDMAP_NONE) {
 		p = &a->procs[i];
 		/* A second hello from the same pid is an exec: a new program, a new record. */
 		if (p->seen_process_line || p->pub.coroutines) {
@@ -162,20 +120,18 @@ static int on_process(struct ctp_analysis *a, const json_t *line)
 			p = NULL;
 		}
 	}
-	if (!p && !(p = new_process(a, (uint32_t)pid)))
+	if (!p && !(p = new_process(a, ev->pid)))
 		return -1;
 	p->seen_process_line = true;
-	p->pub.ppid = (uint32_t)u64_or_0(line, "ppid");
-	if (get_str(line, "exe") &&
-	    !(p->pub.exe = ctp_astrings_intern(&a->strings, get_str(line, "exe"))))
-		return -1;
-	json_t *argv = json_object_get(line, "argv");
-	size_t n = json_is_array(argv) ? json_array_size(argv) : 0;
+	p->pub.ppid = ev->process.ppid;
+	bool oom = false;
+	p->pub.exe = own(a, ev->process.exe, &oom);
+	size_t n = ev->process.argc;
 	p->argv = calloc(n + 1, sizeof(*p->argv));
-	if (!p->argv)
+	if (oom || !p->argv)
 		return -1;
 	for (size_t k = 0; k < n; k++) {
-		const char *s = json_string_value(json_array_get(argv, k));
+		const char *s = ev->process.argv[k];
 		if (!(p->argv[p->pub.argc] = strdup(s ? s : "")))
 			return -1;
 		p->pub.argc++;
@@ -184,75 +140,75 @@ static int on_process(struct ctp_analysis *a, const json_t *line)
 	return 0;
 }
 
-static int on_coro(struct ctp_analysis *a, struct an_process *p, const json_t *line)
+static int on_coro(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
-	struct an_coro *c = coro_of(a, p, u64_or_0(line, "coro"));
+	struct an_coro *c = coro_of(a, p, ev->coro);
 	if (!c)
-		return u64_or_0(line, "coro") ? -1 : 0;
+		return ev->coro ? -1 : 0;
 	struct ctp_analysis_coro *pc = &c->pub;
-	if (get_str(line, "kind") &&
-	    !(pc->kind = ctp_astrings_intern(&a->strings, get_str(line, "kind"))))
+	bool oom = false;
+	pc->kind = own(a, ev->coro_line.kind_name, &oom);
+	pc->entry = own(a, ev->coro_line.entry, &oom);
+	if (oom)
 		return -1;
-	if (get_str(line, "entry") &&
-	    !(pc->entry = ctp_astrings_intern(&a->strings, get_str(line, "entry"))))
-		return -1;
-	if (pc->kind && strcmp(pc->kind, "thread") == 0)
+	if (ev->coro_line.kind == CTP_KIND_THREAD)
 		a->sum.threads++;
-	pc->entry_addr = hex_or_0(line, "entry_addr");
-	pc->parent = u64_or_0(line, "parent");
-	pc->tid = (uint32_t)u64_or_0(line, "tid");
-	pc->created_ts = u64_or_0(line, "ts");
-	pc->create_stack = (uint32_t)u64_or_0(line, "stack");
+	pc->entry_addr = ev->coro_line.entry_addr;
+	pc->parent = ev->coro_line.parent;
+	pc->tid = ev->tid;
+	pc->created_ts = ev->ts;
+	pc->create_stack = ev->stack;
 	see_ts(a, p, pc->created_ts);
 	return 0;
 }
 
-static int on_switch(struct ctp_analysis *a, struct an_process *p, const json_t *line)
+/* The run the switch closed on its thread (the one run tracker, cat/model/runs.h): the longest
+ * one of each coroutine is what never_yielded reports. */
+static int track_run(struct ctp_analysis *a, struct an_coro *from, const struct ctp_event *ev)
 {
-	uint64_t ts = u64_or_0(line, "ts");
-	uint32_t tid = (uint32_t)u64_or_0(line, "tid");
-	uint32_t stack = (uint32_t)u64_or_0(line, "stack");
-	const char *how = get_str(line, "how");
+	struct ctp_run_step step;
+	if (ctp_runs_switch(&a->runs, ev, 0, 0, &step) < 0)
+		return -1;
+	const struct ctp_run *run = &step.ended;
+	if (!from || !run->open || run->coro != ev->sw.from || ev->ts < run->start)
+		return 0;
+	struct ctp_analysis_coro *f = &from->pub;
+	uint64_t length = ev->ts - run->start;
+	if (length > f->longest_run_ns) {
+		f->longest_run_ns = length;
+		f->longest_run_start = run->start;
+		from->longest_run_tid = ev->tid;
+		from->longest_run_stack = ev->stack;
+	}
+	return 0;
+}
+
+static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
+{
+	uint64_t ts = ev->ts;
 	a->sum.switches++;
 	p->pub.switches++;
 	see_ts(a, p, ts);
 
-	struct an_coro *from = coro_of(a, p, u64_or_0(line, "from"));
-	struct an_coro *to = coro_of(a, p, u64_or_0(line, "to"));
-	if ((u64_or_0(line, "from") && !from) || (u64_or_0(line, "to") && !to))
+	struct an_coro *from = coro_of(a, p, ev->sw.from);
+	struct an_coro *to = coro_of(a, p, ev->sw.to);
+	if ((ev->sw.from && !from) || (ev->sw.to && !to))
+		return -1;
+	if (track_run(a, from, ev) < 0)
 		return -1;
 	if (from) {
 		struct ctp_analysis_coro *f = &from->pub;
-		/* A return, or a setcontext away (the context that leaves is never resumed
-		 * through that call), ends the coroutine. */
-		if (how && (strcmp(how, "return") == 0 || strcmp(how, "setcontext") == 0)) {
-			f->ended = true;
-			f->ended_ts = ts;
-		}
-		/* A run's resume and suspend come from the same thread's ring, in order; a resume
-		 * read later than this suspend belongs to a later run and is newer. */
-		if (f->last_resume_ts && ts >= f->last_resume_ts) {
-			uint64_t run = ts - f->last_resume_ts;
-			if (run > f->longest_run_ns) {
-				f->longest_run_ns = run;
-				f->longest_run_start = f->last_resume_ts;
-				from->longest_run_tid = tid;
-				from->longest_run_stack = stack;
-			}
-		}
 		if (ts >= f->last_suspend_ts) {
 			f->last_suspend_ts = ts;
-			f->last_suspend_stack = stack;
+			f->last_suspend_stack = ev->stack;
 		}
 	}
 	if (to) {
 		struct ctp_analysis_coro *t = &to->pub;
 		t->resumes++;
-		if (t->ended && ts > t->ended_ts && t->state != CTP_ANALYSIS_STATE_EXITED)
-			t->ended = false; /* resumed after all: a saved copy of its context */
 		if (ts >= t->last_resume_ts) {
 			t->last_resume_ts = ts;
-			t->last_tid = tid;
+			t->last_tid = ev->tid;
 		}
 		if (to->ready_ts && ts >= to->ready_ts) {
 			uint64_t late = ts - to->ready_ts;
@@ -269,168 +225,142 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const json_t 
 	return 0;
 }
 
-static int on_stack(struct ctp_analysis *a, struct an_process *p, const json_t *line)
+/* The one coroutine lifecycle: a coroutine ends at its coro_end event (written by the
+ * collector, or derived by the decoder for a format 1 trace), and nowhere else. */
+static int on_coro_end(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
-	uint64_t id;
-	if (!get_u64(line, "id", &id) || !id || id > UINT32_MAX)
+	struct an_coro *c = coro_of(a, p, ev->coro);
+	if (!c)
+		return ev->coro ? -1 : 0;
+	c->pub.ended = true;
+	c->pub.ended_ts = ev->ts;
+	c->pub.end_how = ev->coro_end.how;
+	see_ts(a, p, ev->ts);
+	return 0;
+}
+
+static int on_stack(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
+{
+	uint32_t id = ev->stack_line.id;
+	if (!id || ctp_idmap_get(&a->stack_index, p->pub.index, id) != CTP_IDMAP_NONE)
 		return 0;
-	uint32_t known;
-	if (ctp_amap_get(&p->stacks, id, &known))
-		return 0;
-	json_t *frames = json_object_get(line, "frames");
-	size_t n = json_is_array(frames) ? json_array_size(frames) : 0;
+	size_t n = ev->stack_line.nframes;
 	struct ctp_analysis_frame *fr = calloc(n ? n : 1, sizeof(*fr));
-	if (!fr || RESERVE(a->stacks, a->cap_stacks, a->nstacks) < 0 ||
-	    ctp_amap_put(&p->stacks, id, (uint32_t)a->nstacks) < 0) {
+	if (!fr || CTP_GROW(a->stacks, a->cap_stacks, a->nstacks + 1) < 0 ||
+	    ctp_idmap_put(&a->stack_index, p->pub.index, id, (uint32_t)a->nstacks) < 0) {
 		free(fr);
 		return -1;
 	}
+	bool oom = false;
 	for (size_t i = 0; i < n; i++) {
-		json_t *f = json_array_get(frames, i);
-		fr[i].addr = hex_or_0(f, "addr");
-		fr[i].off = u64_or_0(f, "off");
-		fr[i].line = (int)u64_or_0(f, "line");
-		const char *sym = get_str(f, "sym"), *mod = get_str(f, "module"),
-			   *file = get_str(f, "file");
-		fr[i].sym = ctp_astrings_intern(&a->strings, sym);
-		fr[i].module = ctp_astrings_intern(&a->strings, mod);
-		fr[i].file = ctp_astrings_intern(&a->strings, file);
-		if ((sym && !fr[i].sym) || (mod && !fr[i].module) || (file && !fr[i].file)) {
-			free(fr);
-			return -1;
-		}
+		const struct ctp_event_frame *f = &ev->stack_line.frames[i];
+		fr[i].addr = f->addr;
+		fr[i].off = f->off;
+		fr[i].line = f->line;
+		fr[i].sym = own(a, f->sym, &oom);
+		fr[i].module = own(a, f->module, &oom);
+		fr[i].file = own(a, f->file, &oom);
+	}
+	if (oom) {
+		free(fr);
+		return -1;
 	}
 	a->stacks[a->nstacks++] = (struct ctp_analysis_stack){
-		.pid = p->pub.pid, .id = (uint32_t)id, .nframes = n, .frames = fr};
+		.pid = p->pub.pid, .id = id, .nframes = n, .frames = fr};
 	a->sum.stacks++;
 	return 0;
 }
 
-/* Trace format 2 says when a coroutine ended: nothing resumes it after that. */
-static int on_coro_end(struct ctp_analysis *a, struct an_process *p, const json_t *line)
+static int on_state(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
-	struct an_coro *c = coro_of(a, p, u64_or_0(line, "coro"));
+	struct an_coro *c = coro_of(a, p, ev->coro);
 	if (!c)
-		return u64_or_0(line, "coro") ? -1 : 0;
-	c->pub.ended = true;
-	c->pub.ended_ts = u64_or_0(line, "ts");
-	see_ts(a, p, c->pub.ended_ts);
-	return 0;
-}
-
-static void on_loss(struct ctp_analysis *a, struct an_process *p, const json_t *line)
-{
-	uint64_t n = u64_or_0(line, "count");
-	a->sum.lost += n;
-	p->pub.lost += n;
-}
-
-static enum ctp_analysis_state state_of(const char *s)
-{
-	/* enum ctp_analysis_state keeps the values of the contract's enum ctp_coro_state. */
-	return s ? (enum ctp_analysis_state)ctp_name_find(&ctp_state_names, s, strlen(s), 0)
-		 : CTP_ANALYSIS_STATE_UNKNOWN;
-}
-
-static int on_state(struct ctp_analysis *a, struct an_process *p, const json_t *line)
-{
-	struct an_coro *c = coro_of(a, p, u64_or_0(line, "coro"));
-	if (!c)
-		return u64_or_0(line, "coro") ? -1 : 0;
+		return ev->coro ? -1 : 0;
 	struct ctp_analysis_coro *pc = &c->pub;
 	p->pub.has_states = true;
-	pc->state = state_of(get_str(line, "state"));
-	pc->state_tid = (uint32_t)u64_or_0(line, "tid");
-	pc->state_since = u64_or_0(line, "since");
-	pc->state_stack = (uint32_t)u64_or_0(line, "stack");
-	pc->state_switches = u64_or_0(line, "switches");
-	if (pc->state == CTP_ANALYSIS_STATE_EXITED)
-		pc->ended = true;
-	/* What it waits on: {"wait": {"fd", "op", "closed"}}, or the older flat fields. */
-	json_t *wait = json_object_get(line, "wait");
-	uint64_t fd;
-	if (json_is_object(wait) && get_u64(wait, "fd", &fd)) {
-		pc->wait_fd = (int)fd;
-		pc->wait_op = op_static(get_str(wait, "op"));
-		json_t *closed = json_object_get(wait, "closed");
-		pc->wait_closed = json_is_boolean(closed) ? json_is_true(closed) : -1;
-	} else if (get_u64(line, "wait_fd", &fd)) {
-		pc->wait_fd = (int)fd;
-		pc->wait_op = op_static(get_str(line, "wait_op"));
+	/* enum ctp_analysis_state keeps the values of the contract's enum ctp_coro_state. */
+	pc->state = (enum ctp_analysis_state)ev->state.state;
+	pc->state_tid = ev->tid;
+	pc->state_since = ev->state.since;
+	pc->state_stack = ev->stack;
+	pc->state_switches = ev->state.switches;
+	if (ev->state.wait_fd >= 0) {
+		pc->wait_fd = ev->state.wait_fd;
+		pc->wait_op = op_word(ev->state.wait_op, ev->state.wait_op_name);
+		pc->wait_closed = ev->state.wait_closed;
 	}
 	see_ts(a, p, pc->state_since);
 	return 0;
 }
 
-static void on_exit_line(struct ctp_analysis *a, struct an_process *p, const json_t *line)
+static void on_exit_line(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
 	struct ctp_analysis_process *pp = &p->pub;
-	uint64_t v;
-	json_t *sig = json_object_get(line, "signal");
-	if (json_is_integer(sig)) {
+	switch (ev->exit.kind) {
+	case CTP_EXIT_LINE_SIGNAL:
 		pp->exit = CTP_ANALYSIS_EXIT_SIGNAL;
-		pp->exit_value = (int)json_integer_value(sig);
-		pp->crash_tid = (uint32_t)u64_or_0(line, "tid");
-		pp->crash_coro = u64_or_0(line, "coro");
-		pp->crash_addr = hex_or_0(line, "addr");
-		pp->crash_stack = (uint32_t)u64_or_0(line, "stack");
+		pp->crash_tid = ev->tid;
+		pp->crash_coro = ev->coro;
+		pp->crash_addr = ev->exit.addr;
+		pp->crash_stack = ev->stack;
 		a->sum.crashed++;
-	} else if (get_u64(line, "status", &v) ||
-		   json_is_integer(json_object_get(line, "status"))) {
+		break;
+	case CTP_EXIT_LINE_STATUS:
 		pp->exit = CTP_ANALYSIS_EXIT_STATUS;
-		pp->exit_value = (int)json_integer_value(json_object_get(line, "status"));
-	} else {
+		break;
+	case CTP_EXIT_LINE_UNKNOWN:
 		pp->exit = CTP_ANALYSIS_EXIT_UNKNOWN;
+		break;
 	}
-	p->exit_ts = u64_or_0(line, "ts");
+	pp->exit_value = ev->exit.value;
+	p->exit_ts = ev->ts;
 	see_ts(a, p, p->exit_ts);
 	a->sum.processes_ended++;
+	ctp_runs_end_process(&a->runs, ev->pid, NULL, NULL);
 }
 
-/* ---- fd lines ---- */
+/* ---- fd events ---- */
 
 static struct an_fd_waiter *fd_waiter(struct ctp_analysis *a, struct an_process *p, int fd,
 				      bool make)
 {
-	(void)a;
-	uint32_t i;
-	if (ctp_amap_get(&p->fds, (uint64_t)fd, &i))
-		return &p->fd_waiters[i];
-	if (!make || RESERVE(p->fd_waiters, p->cap_fd_waiters, p->nfd_waiters) < 0 ||
-	    ctp_amap_put(&p->fds, (uint64_t)fd, (uint32_t)p->nfd_waiters) < 0)
+	uint32_t i = ctp_idmap_get(&a->fd_index, p->pub.index, (uint64_t)fd);
+	if (i != CTP_IDMAP_NONE)
+		return &a->fd_waiters[i];
+	if (!make || CTP_GROW(a->fd_waiters, a->cap_fd_waiters, a->nfd_waiters + 1) < 0 ||
+	    ctp_idmap_put(&a->fd_index, p->pub.index, (uint64_t)fd, (uint32_t)a->nfd_waiters) < 0)
 		return NULL;
-	struct an_fd_waiter *w = &p->fd_waiters[p->nfd_waiters++];
+	struct an_fd_waiter *w = &a->fd_waiters[a->nfd_waiters++];
 	*w = (struct an_fd_waiter){0};
 	return w;
 }
 
-/* The coroutine an fd line is about: its `waiter`, else the last one that got EAGAIN on the fd
+/* The coroutine an fd event is about: its `waiter`, else the last one that got EAGAIN on the fd
  * and has not been resumed since (so still parked on it). */
-static struct an_coro *waiter_of(struct ctp_analysis *a, struct an_process *p, const json_t *line,
-				 int fd)
+static struct an_coro *waiter_of(struct ctp_analysis *a, struct an_process *p,
+				 const struct ctp_event *ev)
 {
-	uint64_t id = u64_or_0(line, "waiter");
-	if (id)
-		return coro_of(a, p, id);
-	struct an_fd_waiter *w = fd_waiter(a, p, fd, false);
+	if (ev->fd.waiter)
+		return coro_of(a, p, ev->fd.waiter);
+	struct an_fd_waiter *w = fd_waiter(a, p, ev->fd.fd, false);
 	if (!w || !w->coro)
 		return NULL;
 	struct an_coro *c = find_coro(a, p, w->coro);
-	return c && c->wait_fd == fd && c->wait_ts >= c->pub.last_resume_ts ? c : NULL;
+	return c && c->wait_fd == ev->fd.fd && c->wait_ts >= c->pub.last_resume_ts ? c : NULL;
 }
 
-static int on_would_block(struct ctp_analysis *a, struct an_process *p, const json_t *line, int fd,
-			  uint64_t ts)
+static int on_would_block(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
-	uint64_t id = u64_or_0(line, "coro");
-	struct an_coro *c = coro_of(a, p, id);
+	int fd = ev->fd.fd;
+	uint64_t ts = ev->ts;
+	struct an_coro *c = coro_of(a, p, ev->coro);
 	if (!c)
-		return id ? -1 : 0;
+		return ev->coro ? -1 : 0;
 	if (ts >= c->wait_ts) {
 		c->wait_fd = fd;
-		c->wait_op = op_static(get_str(line, "op"));
+		c->wait_op = op_word(ev->fd.op, ev->fd.op_name);
 		c->wait_ts = ts;
-		c->wait_stack = (uint32_t)u64_or_0(line, "stack");
+		c->wait_stack = ev->stack;
 		/* A close or readiness from before this wait belongs to an earlier one. */
 		if (c->close_ts && c->close_ts < ts)
 			c->close_ts = 0;
@@ -441,29 +371,30 @@ static int on_would_block(struct ctp_analysis *a, struct an_process *p, const js
 	if (!w)
 		return -1;
 	if (ts >= w->ts) {
-		w->coro = id;
+		w->coro = ev->coro;
 		w->ts = ts;
 	}
 	return 0;
 }
 
-static int on_close(struct ctp_analysis *a, struct an_process *p, const json_t *line, int fd,
-		    uint64_t ts)
+static int on_close(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
-	struct an_coro *c = waiter_of(a, p, line, fd);
-	if (!c && u64_or_0(line, "waiter"))
+	int fd = ev->fd.fd;
+	uint64_t ts = ev->ts;
+	struct an_coro *c = waiter_of(a, p, ev);
+	if (!c && ev->fd.waiter)
 		return -1;
 	/* The first close after the wait began is the one that stranded it. */
 	if (c && (!c->wait_ts || ts >= c->wait_ts) && (!c->close_ts || ts < c->close_ts)) {
 		c->closed_fd = fd;
 		c->close_ts = ts;
-		c->close_coro = u64_or_0(line, "coro");
-		c->close_tid = (uint32_t)u64_or_0(line, "tid");
-		c->close_stack = (uint32_t)u64_or_0(line, "stack");
+		c->close_coro = ev->coro;
+		c->close_tid = ev->tid;
+		c->close_stack = ev->stack;
 		if (c->wait_fd < 0) {
 			/* Its would_block was not seen: the close's word is all there is. */
 			c->wait_fd = fd;
-			c->wait_op = op_static(get_str(line, "op"));
+			c->wait_op = op_word(ev->fd.op, ev->fd.op_name);
 		}
 	}
 	/* The number may be reused by the next open: forget who waited on this one (the slot
@@ -474,43 +405,44 @@ static int on_close(struct ctp_analysis *a, struct an_process *p, const json_t *
 	return 0;
 }
 
-static int on_ready(struct ctp_analysis *a, struct an_process *p, const json_t *line, int fd,
-		    uint64_t ts)
+static int on_ready(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
-	struct an_coro *c = waiter_of(a, p, line, fd);
+	int fd = ev->fd.fd;
+	uint64_t ts = ev->ts;
+	struct an_coro *c = waiter_of(a, p, ev);
 	if (!c)
-		return u64_or_0(line, "waiter") ? -1 : 0;
+		return ev->fd.waiter ? -1 : 0;
 	/* Only a coroutine parked on this fd is owed a resume; readiness of an fd its owner is
 	 * busy reading needs none. A named waiter is one the tracer saw waiting (also through a
 	 * level-triggered register, which has no EAGAIN); else its EAGAIN on the fd must have
 	 * come after its latest resume. */
-	bool named = u64_or_0(line, "waiter") != 0;
+	bool named = ev->fd.waiter != 0;
 	if (c->pub.last_resume_ts > ts ||
 	    (!named && (c->wait_fd != fd || !c->wait_ts || c->wait_ts < c->pub.last_resume_ts)))
 		return 0;
 	if (!c->ready_ts || ts < c->ready_ts) {
 		c->ready_ts = ts;
 		c->ready_fd = fd;
-		c->ready_op = c->wait_fd == fd ? c->wait_op : op_static(get_str(line, "op"));
+		c->ready_op = c->wait_fd == fd ? c->wait_op : op_word(ev->fd.op, ev->fd.op_name);
 	}
 	return 0;
 }
 
-static int on_fd(struct ctp_analysis *a, struct an_process *p, const json_t *line)
+static int on_fd(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
 	a->sum.fd_events++;
 	p->pub.fd_events++;
-	uint64_t ts = u64_or_0(line, "ts"), fd;
-	see_ts(a, p, ts);
-	const char *event = get_str(line, "event");
-	if (!event || !get_u64(line, "fd", &fd) || fd > INT32_MAX)
+	see_ts(a, p, ev->ts);
+	if (ev->fd.fd < 0)
 		return 0;
-	if (strcmp(event, "would_block") == 0)
-		return on_would_block(a, p, line, (int)fd, ts);
-	if (strcmp(event, "close") == 0)
-		return on_close(a, p, line, (int)fd, ts);
-	if (strcmp(event, "ready") == 0)
-		return on_ready(a, p, line, (int)fd, ts);
+	switch (ev->fd.event) {
+	case CTP_FD_WOULD_BLOCK:
+		return on_would_block(a, p, ev);
+	case CTP_FD_CLOSE:
+		return on_close(a, p, ev);
+	case CTP_FD_READY:
+		return on_ready(a, p, ev);
+	}
 	return 0; /* register, unregister: not needed by any finding */
 }
 
@@ -531,45 +463,53 @@ struct ctp_analysis *ctp_analysis_new(const struct ctp_analysis_options *opt)
 	return a;
 }
 
-int ctp_analysis_add_line(struct ctp_analysis *a, const json_t *line)
+int ctp_analysis_add_event(struct ctp_analysis *a, const struct ctp_event *ev)
 {
-	a->sum.lines++;
-	const char *type = get_str(line, "type");
-	if (!type)
-		return 0;
-	if (strcmp(type, "process") == 0)
-		return on_process(a, line);
-	if (strcmp(type, "end") == 0) {
+	/* A derived event (a format 1 coroutine end) is no line of the trace. */
+	if (ev->line)
+		a->sum.lines++;
+	switch (ev->type) {
+	case CTP_EV_PROCESS:
+		return ev->pid ? on_process(a, ev) : 0;
+	case CTP_EV_END:
 		a->sum.has_end = true;
-		a->end_ts = u64_or_0(line, "ts");
+		a->end_ts = ev->ts;
 		see_ts(a, NULL, a->end_ts);
 		return 0;
-	}
-	if (strcmp(type, "trace") == 0)
+	case CTP_EV_TRACE:
+	case CTP_EV_UNKNOWN:
 		return 0;
-	uint64_t pid;
-	if (!get_u64(line, "pid", &pid) || pid > UINT32_MAX)
+	default:
+		break;
+	}
+	if (!ev->pid)
 		return 0; /* a line of no process: nothing to learn */
-	struct an_process *p = process_of(a, line);
+	struct an_process *p = process_of(a, ev->pid);
 	if (!p)
 		return -1;
-	if (strcmp(type, "switch") == 0)
-		return on_switch(a, p, line);
-	if (strcmp(type, "fd") == 0)
-		return on_fd(a, p, line);
-	if (strcmp(type, "coro") == 0)
-		return on_coro(a, p, line);
-	if (strcmp(type, "stack") == 0)
-		return on_stack(a, p, line);
-	if (strcmp(type, "state") == 0)
-		return on_state(a, p, line);
-	if (strcmp(type, "coro_end") == 0)
-		return on_coro_end(a, p, line);
-	if (strcmp(type, "loss") == 0)
-		on_loss(a, p, line);
-	else if (strcmp(type, "exit") == 0)
-		on_exit_line(a, p, line);
-	return 0;
+	switch (ev->type) {
+	case CTP_EV_SWITCH:
+		return on_switch(a, p, ev);
+	case CTP_EV_FD:
+		return on_fd(a, p, ev);
+	case CTP_EV_CORO:
+		return on_coro(a, p, ev);
+	case CTP_EV_CORO_END:
+		return on_coro_end(a, p, ev);
+	case CTP_EV_STACK:
+		return on_stack(a, p, ev);
+	case CTP_EV_STATE:
+		return on_state(a, p, ev);
+	case CTP_EV_LOSS:
+		a->sum.lost += ev->loss.count;
+		p->pub.lost += ev->loss.count;
+		return 0;
+	case CTP_EV_EXIT:
+		on_exit_line(a, p, ev);
+		return 0;
+	default:
+		return 0;
+	}
 }
 
 uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_process *p)
@@ -583,11 +523,8 @@ uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_proces
 	return end;
 }
 
-int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
+void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end)
 {
-	if (a->finished)
-		return 0;
-	a->finished = true;
 	if (end) {
 		a->sum.missing_lines = ctp_trace_end_missing(end) + ctp_trace_end_uncounted(end);
 		a->sum.complete = end->kind == CTP_TRACE_COMPLETE && a->sum.missing_lines == 0;
@@ -599,28 +536,6 @@ int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
 		if (a->procs[i].pub.exit == CTP_ANALYSIS_EXIT_NONE && !a->procs[i].exec_replaced)
 			uncertain = true;
 	a->sum.uncertain = uncertain;
-	return ctp_an_find(a);
-}
-
-struct ctp_analysis *ctp_analysis_build(struct ctp_trace_reader *r,
-					const struct ctp_analysis_options *opt)
-{
-	struct ctp_analysis *a = ctp_analysis_new(opt);
-	if (!a)
-		return NULL;
-	struct ctp_trace_line line;
-	enum ctp_trace_item item;
-	while ((item = ctp_trace_reader_next(r, &line)) != CTP_TRACE_END) {
-		if (item == CTP_TRACE_LINE && ctp_analysis_add_line(a, line.json) < 0)
-			goto fail;
-	}
-	if (ctp_analysis_finish(a, ctp_trace_reader_end(r)) < 0)
-		goto fail;
-	return a;
-fail:
-	ctp_analysis_free(a);
-	errno = ENOMEM;
-	return NULL;
 }
 
 void ctp_analysis_free(struct ctp_analysis *a)
@@ -632,10 +547,6 @@ void ctp_analysis_free(struct ctp_analysis *a)
 		for (size_t k = 0; k < p->pub.argc; k++)
 			free(p->argv[k]);
 		free(p->argv);
-		ctp_amap_free(&p->coros);
-		ctp_amap_free(&p->stacks);
-		ctp_amap_free(&p->fds);
-		free(p->fd_waiters);
 	}
 	for (size_t i = 0; i < a->nstacks; i++)
 		free((void *)a->stacks[i].frames);
@@ -647,8 +558,13 @@ void ctp_analysis_free(struct ctp_analysis *a)
 	free(a->stacks);
 	free(a->coros);
 	free(a->procs);
-	ctp_amap_free(&a->latest_proc);
-	ctp_astrings_free(&a->strings);
+	free(a->fd_waiters);
+	ctp_idmap_free(&a->latest_proc);
+	ctp_idmap_free(&a->coro_index);
+	ctp_idmap_free(&a->stack_index);
+	ctp_idmap_free(&a->fd_index);
+	ctp_runs_free(&a->runs);
+	ctp_strings_free(&a->strings);
 	free(a);
 }
 
@@ -670,8 +586,8 @@ const struct ctp_analysis_process *ctp_analysis_process_at(const struct ctp_anal
 const struct ctp_analysis_process *ctp_analysis_process_find(const struct ctp_analysis *a,
 							     uint32_t pid)
 {
-	uint32_t i;
-	return ctp_amap_get(&a->latest_proc, pid, &i) ? &a->procs[i].pub : NULL;
+	uint32_t i = ctp_idmap_get(&a->latest_proc, pid, 0);
+	return i != CTP_IDMAP_NONE ? &a->procs[i].pub : NULL;
 }
 
 const char *ctp_analysis_state_name(enum ctp_analysis_state s)
@@ -698,20 +614,25 @@ const struct ctp_analysis_coro *ctp_analysis_coro_find(const struct ctp_analysis
 	for (size_t i = a->nprocs; i-- > 0;) {
 		if (a->procs[i].pub.pid != pid)
 			continue;
-		uint32_t k;
-		if (ctp_amap_get(&a->procs[i].coros, coro, &k))
+		uint32_t k = ctp_idmap_get(&a->coro_index, i, coro);
+		if (k != CTP_IDMAP_NONE)
 			return &a->coros[k].pub;
 	}
 	return NULL;
 }
 
+const struct ctp_analysis_coro *ctp_analysis_coro_in(const struct ctp_analysis *a, size_t process,
+						     uint64_t coro)
+{
+	uint32_t k = ctp_idmap_get(&a->coro_index, process, coro);
+	return k != CTP_IDMAP_NONE ? &a->coros[k].pub : NULL;
+}
+
 const struct ctp_analysis_stack *ctp_analysis_stack_in(const struct ctp_analysis *a, size_t process,
 						       uint32_t id)
 {
-	uint32_t k;
-	if (!id || process >= a->nprocs || !ctp_amap_get(&a->procs[process].stacks, id, &k))
-		return NULL;
-	return &a->stacks[k];
+	uint32_t k = id ? ctp_idmap_get(&a->stack_index, process, id) : CTP_IDMAP_NONE;
+	return k != CTP_IDMAP_NONE ? &a->stacks[k] : NULL;
 }
 
 const struct ctp_analysis_stack *ctp_analysis_stack_find(const struct ctp_analysis *a, uint32_t pid,

@@ -6,17 +6,18 @@
  * waits on it, its last close and readiness), the exit, and the interned stacks. Memory grows
  * with coroutines, fds and distinct stacks, never with the number of switches.
  *
- * Use: either ctp_analysis_build() over a reader, or ctp_analysis_new(), one
- * ctp_analysis_add_line() per line of your own read loop, then ctp_analysis_finish(). After
- * finish, everything below is read-only and stays valid until ctp_analysis_free(). */
+ * Use: ctp_analysis_new(), one ctp_analysis_add_event() per decoded event (cat/model/event.h,
+ * derived ones included), then ctp_analysis_finish(). ctp-cat does this once per run, for every
+ * output that shows the model (cat/analysis_stage.c). After finish, everything below is
+ * read-only and stays valid until ctp_analysis_free(). */
 #ifndef CTP_CAT_ANALYSIS_H
 #define CTP_CAT_ANALYSIS_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cat/model/event.h"
 #include "ctp/trace_reader.h"
 
 #define CTP_NS_PER_SEC 1000000000ull
@@ -36,18 +37,12 @@ struct ctp_analysis;
 /* NULL when out of memory. `opt` NULL means the defaults. */
 struct ctp_analysis *ctp_analysis_new(const struct ctp_analysis_options *opt);
 
-/* Feeds one parsed line (a JSON object of docs/trace-format.md). Unknown types and fields are
- * ignored. Returns 0, or -1 when out of memory. */
-int ctp_analysis_add_line(struct ctp_analysis *a, const json_t *line);
+/* Feeds one event. Unknown types and fields are ignored. Returns 0, or -1 when out of memory. */
+int ctp_analysis_add_event(struct ctp_analysis *a, const struct ctp_event *ev);
 
-/* After the last line: draws the findings. `end` is how reading ended (NULL: whole). Returns 0,
+/* After the last event: draws the findings. `end` is how reading ended (NULL: whole). Returns 0,
  * or -1 when out of memory. */
 int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end);
-
-/* Reads every line of `r`, then finishes. NULL when out of memory. Bad lines are skipped (and
- * counted in the summary); how reading ended is in ctp_trace_reader_end(r). */
-struct ctp_analysis *ctp_analysis_build(struct ctp_trace_reader *r,
-					const struct ctp_analysis_options *opt);
 
 void ctp_analysis_free(struct ctp_analysis *a);
 
@@ -135,6 +130,7 @@ enum ctp_analysis_state {
 const char *ctp_analysis_state_name(enum ctp_analysis_state s);
 
 struct ctp_analysis_coro {
+	size_t index;	/* position in ctp_analysis_coro_at() */
 	size_t process; /* index of its process */
 	uint32_t pid;
 	uint64_t id;
@@ -144,8 +140,9 @@ struct ctp_analysis_coro {
 	uint32_t tid;	       /* thread that created it */
 	uint64_t created_ts;   /* 0 if unknown */
 	uint32_t create_stack; /* 0 if none */
-	bool ended;	       /* a switch with how "return", or a final state "exited" */
+	bool ended;	       /* its coro_end event was seen (cat/model/event.h) */
 	uint64_t ended_ts;     /* 0 if unknown */
+	uint32_t end_how;      /* enum ctp_end_how */
 	uint64_t resumes;      /* switch lines that resumed it */
 	uint64_t last_resume_ts, last_suspend_ts; /* 0 if never */
 	uint32_t last_tid;			  /* thread it last ran on */
@@ -169,6 +166,9 @@ const struct ctp_analysis_coro *ctp_analysis_coro_at(const struct ctp_analysis *
 /* The coroutine `coro` of the latest process record of `pid`, or NULL. */
 const struct ctp_analysis_coro *ctp_analysis_coro_find(const struct ctp_analysis *a, uint32_t pid,
 						       uint64_t coro);
+/* The coroutine `coro` of the process record with index `process`, or NULL. */
+const struct ctp_analysis_coro *ctp_analysis_coro_in(const struct ctp_analysis *a, size_t process,
+						     uint64_t coro);
 /* The stack `id` of the latest process record of `pid`, or NULL (also for id 0). */
 const struct ctp_analysis_stack *ctp_analysis_stack_find(const struct ctp_analysis *a, uint32_t pid,
 							 uint32_t id);

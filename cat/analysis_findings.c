@@ -5,8 +5,7 @@
 #include <string.h>
 
 #include "cat/analysis_internal.h"
-
-#define RESERVE(arr, cap, count) ctp_an_reserve((void **)&(arr), &(cap), (count), sizeof(*(arr)))
+#include "cat/model/grow.h"
 
 const char *ctp_finding_kind_name(enum ctp_finding_kind kind)
 {
@@ -36,7 +35,7 @@ bool ctp_finding_kind_is_failure(enum ctp_finding_kind kind)
 static struct ctp_finding *add(struct ctp_analysis *a, enum ctp_finding_kind kind,
 			       const struct an_process *p)
 {
-	if (RESERVE(a->findings, a->cap_findings, a->nfindings) < 0)
+	if (CTP_GROW(a->findings, a->cap_findings, a->nfindings + 1) < 0)
 		return NULL;
 	struct ctp_finding *f = &a->findings[a->nfindings++];
 	memset(f, 0, sizeof(*f));
@@ -354,8 +353,12 @@ static int by_importance(const void *x, const void *y)
 	return f->stack < g->stack ? -1 : f->stack > g->stack;
 }
 
-int ctp_an_find(struct ctp_analysis *a)
+int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
 {
+	if (a->finished)
+		return 0;
+	a->finished = true;
+	ctp_an_take_end(a, end);
 	for (size_t i = 0; i < a->nprocs; i++)
 		if (find_crash(a, &a->procs[i]) < 0)
 			return -1;

@@ -1,10 +1,13 @@
-/* The analysis's own state, shared by the model (analysis.c) and the findings
- * (analysis_findings.c). Not for the analysis's users: they read cat/analysis.h. */
+/* The analysis's own state: the model (analysis.c) builds it, the findings
+ * (analysis_findings.c) read it once it is finished, never the other way round. Not for the
+ * analysis's users: they read cat/analysis.h. */
 #ifndef CTP_CAT_ANALYSIS_INTERNAL_H
 #define CTP_CAT_ANALYSIS_INTERNAL_H
 
 #include "cat/analysis.h"
-#include "cat/analysis_map.h"
+#include "cat/model/idmap.h"
+#include "cat/model/runs.h"
+#include "cat/model/strings.h"
 
 /* A coroutine, with what the streaming pass tracks on top of what users see. */
 struct an_coro {
@@ -41,40 +44,38 @@ struct an_process {
 	struct ctp_analysis_process pub;
 	char **argv; /* owned copies */
 	bool seen_process_line;
-	bool exec_replaced;	/* a later `process` line for the same pid took over */
-	uint64_t exit_ts;	/* `ts` of the exit line, when it has one */
-	struct ctp_amap coros;	/* coro id -> index in analysis.coros */
-	struct ctp_amap stacks; /* stack id -> index in analysis.stacks */
-	struct ctp_amap fds;	/* fd -> index in fd_waiters */
-	struct an_fd_waiter *fd_waiters;
-	size_t nfd_waiters, cap_fd_waiters;
+	bool exec_replaced; /* a later `process` line for the same pid took over */
+	uint64_t exit_ts;   /* `ts` of the exit line, when it has one */
 };
 
 struct ctp_analysis {
 	struct ctp_analysis_options opt;
 	struct ctp_analysis_summary sum;
 	uint64_t end_ts; /* `ts` of an `end` line */
-	struct ctp_astrings strings;
+	struct ctp_strings strings;
 	struct an_process *procs;
 	size_t nprocs, cap_procs;
-	struct ctp_amap latest_proc; /* pid -> index of its latest process record */
+	struct ctp_idmap latest_proc; /* (pid, 0) -> index of its latest process record */
 	struct an_coro *coros;
 	size_t ncoros, cap_coros;
+	struct ctp_idmap coro_index; /* (process index, coro id) -> index in coros */
 	struct ctp_analysis_stack *stacks;
 	size_t nstacks, cap_stacks;
+	struct ctp_idmap stack_index; /* (process index, stack id) -> index in stacks */
+	struct an_fd_waiter *fd_waiters;
+	size_t nfd_waiters, cap_fd_waiters;
+	struct ctp_idmap fd_index; /* (process index, fd) -> index in fd_waiters */
+	struct ctp_runs runs;	   /* what each thread runs: the longest runs */
 	struct ctp_finding *findings;
 	size_t nfindings, cap_findings;
 	size_t failures;
 	bool finished;
 };
 
-/* Grows an array of `size`-byte items so that one more fits. 0, or -1 when out of memory. */
-int ctp_an_reserve(void **items, size_t *cap, size_t count, size_t size);
-
 /* The time a process's record ends: its exit, else the last time seen (or the trace's end). */
 uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_process *p);
 
-/* Draws the findings from the finished model (analysis_findings.c). */
-int ctp_an_find(struct ctp_analysis *a);
+/* Takes in how reading ended: completeness and the summary's line counts (NULL: whole). */
+void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end);
 
 #endif

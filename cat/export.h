@@ -5,11 +5,11 @@
 #ifndef CTP_CAT_EXPORT_H
 #define CTP_CAT_EXPORT_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cat/model/event.h"
 #include "ctp/trace_reader.h"
 
 enum ctp_export_dialect {
@@ -48,15 +48,11 @@ enum ctp_export_table {
 struct ctp_export_column {
 	const char *name;
 	enum ctp_export_type type;
-	/* The field of the trace line it comes from, when the row is one line (NULL: filled by
-	 * the code that makes the row). */
-	const char *field;
 };
 
 struct ctp_export_table_def {
 	const char *name;
-	const char *line_type; /* the line type whose every field maps to a column, or NULL */
-	unsigned ncols;	       /* the first column is always trace_id */
+	unsigned ncols; /* the first column is always trace_id */
 	const struct ctp_export_column *cols;
 };
 
@@ -68,8 +64,8 @@ extern const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES];
 char *ctp_export_ddl_tables(enum ctp_export_dialect d);
 char *ctp_export_ddl_indexes(enum ctp_export_dialect d);
 
-/* One value of a row. Text points into the trace line (valid until the row has been sent), is
- * valid UTF-8 (jansson checks), and holds no NUL byte. */
+/* One value of a row. Text points into the event (valid until the row has been sent), is valid
+ * UTF-8 (the reader checks), and holds no NUL byte. */
 enum ctp_export_kind { CTP_EXPORT_NULL, CTP_EXPORT_INTEGER, CTP_EXPORT_STRING };
 struct ctp_export_value {
 	enum ctp_export_kind kind;
@@ -104,11 +100,12 @@ int ctp_export_sqlite_open(struct ctp_export_db *db, const char *target);
 int ctp_export_postgres_open(struct ctp_export_db *db, const char *target);
 int ctp_export_mysql_open(struct ctp_export_db *db, const char *target);
 
-/* Row extraction: turns one trace line into rows, handing each to `emit`. Unknown line types
- * give no row. Returns what emit returned first when not 0. */
+/* Row extraction: turns one event into rows, handing each to `emit`. Unknown line types and
+ * derived events give no row. Returns what emit returned first when not 0. */
 typedef int (*ctp_export_emit_fn)(void *ctx, enum ctp_export_table table,
 				  const struct ctp_export_value *values);
-int ctp_export_line_rows(json_t *line, int64_t trace_id, ctp_export_emit_fn emit, void *ctx);
+int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, ctp_export_emit_fn emit,
+			  void *ctx);
 
 /* The findings of a finished analysis (cat/analysis.h) as rows of findings and
  * finding_members. */
@@ -116,7 +113,9 @@ struct ctp_analysis;
 int ctp_export_findings_rows(const struct ctp_analysis *a, int64_t trace_id,
 			     ctp_export_emit_fn emit, void *ctx);
 
-/* Converts a JSON value to a column value of `type` (null when absent or of another type). */
-struct ctp_export_value ctp_export_value_of(json_t *v, enum ctp_export_type type);
+/* Column values: NULL for a null text, an id or time of 0 (unknown in a trace). */
+struct ctp_export_value ctp_export_text(const char *s);
+struct ctp_export_value ctp_export_int(int64_t i);
+struct ctp_export_value ctp_export_id(uint64_t id);
 
 #endif

@@ -1,127 +1,165 @@
-/* Trace lines to rows, written once for every database. Most line types are one row whose
- * columns name their fields (export_schema.c); a `process` line also gives one row per argv
- * entry, and a `stack` line one row per frame. */
+/* Events to rows, written once for every database: each line type's event fills its table's
+ * columns in the schema's order (export_schema.c); a `process` event also gives one row per argv
+ * entry, and a `stack` event one row per frame. */
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cat/export.h"
 
-struct ctp_export_value ctp_export_value_of(json_t *v, enum ctp_export_type type)
+struct ctp_export_value ctp_export_text(const char *s)
 {
-	struct ctp_export_value out = {.kind = CTP_EXPORT_NULL};
-	if (!v)
-		return out;
-	if (type == CTP_EXPORT_INT) {
-		if (json_is_integer(v)) {
-			out.kind = CTP_EXPORT_INTEGER;
-			out.i = json_integer_value(v);
-		} else if (json_is_true(v) || json_is_false(v)) {
-			out.kind = CTP_EXPORT_INTEGER;
-			out.i = json_is_true(v);
-		}
-	} else if (json_is_string(v)) {
-		out.kind = CTP_EXPORT_STRING;
-		out.s = json_string_value(v);
-		out.len = json_string_length(v);
-	}
-	return out;
+	if (!s)
+		return (struct ctp_export_value){.kind = CTP_EXPORT_NULL};
+	return (struct ctp_export_value){.kind = CTP_EXPORT_STRING, .s = s, .len = strlen(s)};
 }
 
-static struct ctp_export_value integer(int64_t i)
+struct ctp_export_value ctp_export_int(int64_t i)
 {
 	return (struct ctp_export_value){.kind = CTP_EXPORT_INTEGER, .i = i};
 }
 
-/* Fills the columns of `def` that name a field, from `obj`, starting at column `first`. */
-static void fill(struct ctp_export_value *row, const struct ctp_export_table_def *def,
-		 unsigned first, json_t *obj)
+struct ctp_export_value ctp_export_id(uint64_t id)
 {
-	for (unsigned c = first; c < def->ncols; c++) {
-		const struct ctp_export_column *col = &def->cols[c];
-		row[c] = col->field
-				 ? ctp_export_value_of(json_object_get(obj, col->field), col->type)
-				 : (struct ctp_export_value){.kind = CTP_EXPORT_NULL};
-	}
+	return id ? ctp_export_int((int64_t)id)
+		  : (struct ctp_export_value){.kind = CTP_EXPORT_NULL};
 }
 
-static int process_rows(json_t *line, int64_t trace_id, struct ctp_export_value *row,
+static const struct ctp_export_value null_value = {.kind = CTP_EXPORT_NULL};
+
+/* Addresses are text "0x..." in the schema, as in the trace; 0 is unknown. */
+static struct ctp_export_value address(char *buf, size_t size, uint64_t addr)
+{
+	if (!addr)
+		return null_value;
+	snprintf(buf, size, "0x%" PRIx64, addr);
+	return ctp_export_text(buf);
+}
+
+static int process_rows(const struct ctp_event *ev, int64_t trace_id, struct ctp_export_value *row,
 			ctp_export_emit_fn emit, void *ctx)
 {
-	json_t *argv = json_object_get(line, "argv");
-	struct ctp_export_value pid =
-		ctp_export_value_of(json_object_get(line, "pid"), CTP_EXPORT_INT);
-	size_t i;
-	json_t *arg;
-	json_array_foreach(argv, i, arg)
-	{
-		row[0] = integer(trace_id);
-		row[1] = pid;
-		row[2] = integer((int64_t)i);
-		row[3] = ctp_export_value_of(arg, CTP_EXPORT_TEXT);
-		int rc = emit(ctx, CTP_EXPORT_PROCESS_ARGS, row);
-		if (rc)
-			return rc;
+	row[0] = ctp_export_int(trace_id);
+	row[1] = ctp_export_id(ev->pid);
+	row[2] = ev->process.has_ppid ? ctp_export_int(ev->process.ppid) : null_value;
+	row[3] = ctp_export_text(ev->process.exe);
+	int rc = emit(ctx, CTP_EXPORT_PROCESSES, row);
+	for (size_t i = 0; rc == 0 && i < ev->process.argc; i++) {
+		row[2] = ctp_export_int((int64_t)i);
+		row[3] = ctp_export_text(ev->process.argv[i]);
+		rc = emit(ctx, CTP_EXPORT_PROCESS_ARGS, row);
 	}
-	return 0;
+	return rc;
 }
 
-static int stack_rows(json_t *line, int64_t trace_id, struct ctp_export_value *row,
+static int stack_rows(const struct ctp_event *ev, int64_t trace_id, struct ctp_export_value *row,
 		      ctp_export_emit_fn emit, void *ctx)
 {
-	const struct ctp_export_table_def *stacks = &ctp_export_tables[CTP_EXPORT_STACKS];
-	const struct ctp_export_table_def *frames = &ctp_export_tables[CTP_EXPORT_FRAMES];
-	json_t *list = json_object_get(line, "frames");
-	row[0] = integer(trace_id);
-	fill(row, stacks, 1, line);
-	row[3] = integer((int64_t)json_array_size(list));
+	row[0] = ctp_export_int(trace_id);
+	row[1] = ctp_export_id(ev->pid);
+	row[2] = ctp_export_id(ev->stack_line.id);
+	row[3] = ctp_export_int((int64_t)ev->stack_line.nframes);
 	int rc = emit(ctx, CTP_EXPORT_STACKS, row);
-	if (rc)
-		return rc;
-	struct ctp_export_value pid = row[1], id = row[2];
-	size_t i;
-	json_t *frame;
-	json_array_foreach(list, i, frame)
-	{
-		row[0] = integer(trace_id);
-		row[1] = pid;
-		row[2] = id;
-		row[3] = integer((int64_t)i);
-		fill(row, frames, 4, frame);
+	char addr[24];
+	for (size_t i = 0; rc == 0 && i < ev->stack_line.nframes; i++) {
+		const struct ctp_event_frame *f = &ev->stack_line.frames[i];
+		row[3] = ctp_export_int((int64_t)i);
+		row[4] = address(addr, sizeof(addr), f->addr);
+		row[5] = ctp_export_text(f->sym);
+		row[6] = f->has_off ? ctp_export_int((int64_t)f->off) : null_value;
+		row[7] = ctp_export_text(f->module);
+		row[8] = ctp_export_text(f->file);
+		row[9] = f->line ? ctp_export_int(f->line) : null_value;
 		rc = emit(ctx, CTP_EXPORT_FRAMES, row);
-		if (rc)
-			return rc;
 	}
-	return 0;
+	return rc;
 }
 
-/* The tables that are one row per line, by line type. The switch is tested first: it is
- * nearly every line of a big trace. */
-static const enum ctp_export_table simple_tables[] = {
-	CTP_EXPORT_SWITCHES,	 CTP_EXPORT_FD_EVENTS, CTP_EXPORT_COROUTINES,
-	CTP_EXPORT_FINAL_STATES, CTP_EXPORT_LOSSES,    CTP_EXPORT_PROCESS_EXITS,
-};
-
-int ctp_export_line_rows(json_t *line, int64_t trace_id, ctp_export_emit_fn emit, void *ctx)
+int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, ctp_export_emit_fn emit,
+			  void *ctx)
 {
-	const char *type = json_string_value(json_object_get(line, "type"));
-	if (!type)
-		return 0;
+	if (!ev->line)
+		return 0; /* derived from a format 1 trace: no line to export */
 	struct ctp_export_value row[CTP_EXPORT_MAX_COLUMNS];
-	for (size_t i = 0; i < sizeof(simple_tables) / sizeof(simple_tables[0]); i++) {
-		const struct ctp_export_table_def *def = &ctp_export_tables[simple_tables[i]];
-		if (strcmp(type, def->line_type) == 0) {
-			row[0] = integer(trace_id);
-			fill(row, def, 1, line);
-			return emit(ctx, simple_tables[i], row);
-		}
+	char addr[24];
+	size_t n = 0;
+	enum ctp_export_table table;
+	row[n++] = ctp_export_int(trace_id);
+	switch (ev->type) {
+	case CTP_EV_SWITCH:
+		table = CTP_EXPORT_SWITCHES;
+		row[n++] = ctp_export_id(ev->pid);
+		row[n++] = ctp_export_id(ev->tid);
+		row[n++] = ctp_export_id(ev->ts);
+		row[n++] = ctp_export_id(ev->sw.from);
+		row[n++] = ctp_export_id(ev->sw.to);
+		row[n++] = ctp_export_text(ev->sw.how_name);
+		row[n++] = ctp_export_id(ev->stack);
+		break;
+	case CTP_EV_FD:
+		table = CTP_EXPORT_FD_EVENTS;
+		row[n++] = ctp_export_id(ev->pid);
+		row[n++] = ctp_export_id(ev->tid);
+		row[n++] = ctp_export_id(ev->ts);
+		row[n++] = ctp_export_id(ev->coro);
+		row[n++] = ev->fd.fd >= 0 ? ctp_export_int(ev->fd.fd) : null_value;
+		row[n++] = ctp_export_text(ev->fd.event_name);
+		row[n++] = ctp_export_text(ev->fd.op_name);
+		row[n++] = ctp_export_id(ev->fd.waiter);
+		row[n++] = ctp_export_id(ev->stack);
+		break;
+	case CTP_EV_CORO:
+		table = CTP_EXPORT_COROUTINES;
+		row[n++] = ctp_export_id(ev->pid);
+		row[n++] = ctp_export_id(ev->coro);
+		row[n++] = ctp_export_text(ev->coro_line.kind_name);
+		row[n++] = ctp_export_text(ev->coro_line.entry);
+		row[n++] = address(addr, sizeof(addr), ev->coro_line.entry_addr);
+		row[n++] = ctp_export_id(ev->coro_line.parent);
+		row[n++] = ctp_export_id(ev->tid);
+		row[n++] = ctp_export_id(ev->ts);
+		row[n++] = ctp_export_id(ev->stack);
+		break;
+	case CTP_EV_STATE:
+		table = CTP_EXPORT_FINAL_STATES;
+		row[n++] = ctp_export_id(ev->pid);
+		row[n++] = ctp_export_id(ev->coro);
+		row[n++] = ctp_export_text(ev->state.state_name);
+		row[n++] = ctp_export_id(ev->tid);
+		row[n++] = ctp_export_id(ev->state.since);
+		row[n++] = ctp_export_id(ev->stack);
+		row[n++] = ev->state.has_switches ? ctp_export_int((int64_t)ev->state.switches)
+						  : null_value;
+		row[n++] = ev->state.wait_fd >= 0 ? ctp_export_int(ev->state.wait_fd) : null_value;
+		row[n++] = ctp_export_text(ev->state.wait_op_name);
+		break;
+	case CTP_EV_LOSS:
+		table = CTP_EXPORT_LOSSES;
+		row[n++] = ctp_export_id(ev->pid);
+		row[n++] = ctp_export_id(ev->tid);
+		row[n++] =
+			ev->loss.has_count ? ctp_export_int((int64_t)ev->loss.count) : null_value;
+		row[n++] = ctp_export_text(ev->loss.why);
+		break;
+	case CTP_EV_EXIT:
+		table = CTP_EXPORT_PROCESS_EXITS;
+		row[n++] = ctp_export_id(ev->pid);
+		row[n++] = ev->exit.kind == CTP_EXIT_LINE_STATUS ? ctp_export_int(ev->exit.value)
+								 : null_value;
+		row[n++] = ev->exit.kind == CTP_EXIT_LINE_SIGNAL ? ctp_export_int(ev->exit.value)
+								 : null_value;
+		row[n++] = ctp_export_id(ev->tid);
+		row[n++] = ctp_export_id(ev->coro);
+		row[n++] = address(addr, sizeof(addr), ev->exit.addr);
+		break;
+	case CTP_EV_STACK:
+		return stack_rows(ev, trace_id, row, emit, ctx);
+	case CTP_EV_PROCESS:
+		return process_rows(ev, trace_id, row, emit, ctx);
+	default:
+		return 0;
 	}
-	if (strcmp(type, "stack") == 0)
-		return stack_rows(line, trace_id, row, emit, ctx);
-	if (strcmp(type, "process") == 0) {
-		const struct ctp_export_table_def *def = &ctp_export_tables[CTP_EXPORT_PROCESSES];
-		row[0] = integer(trace_id);
-		fill(row, def, 1, line);
-		int rc = emit(ctx, CTP_EXPORT_PROCESSES, row);
-		return rc ? rc : process_rows(line, trace_id, row, emit, ctx);
-	}
-	return 0;
+	assert(n == ctp_export_tables[table].ncols);
+	return emit(ctx, table, row);
 }

@@ -1,6 +1,6 @@
-/* The export schema, defined once: tables, columns and the trace field each column comes from,
- * and the indexes. The DDL of each database is generated from it, so the three can never
- * disagree on a name or an order. docs/schema.md explains every column. */
+/* The export schema, defined once: tables, columns (export_rows.c fills them, in this order, from
+ * the decoded events), and the indexes. The DDL of each database is generated from it, so the three
+ * can never disagree on a name or an order. docs/schema.md explains every column. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,7 +11,7 @@
 #define KEY CTP_EXPORT_KEY
 #define TRACE_ID                                                                                   \
 	{                                                                                          \
-		"trace_id", INT, NULL                                                              \
+		"trace_id", INT                                                                    \
 	}
 #define COLS(...)                                                                                  \
 	(const struct ctp_export_column[])                                                         \
@@ -19,71 +19,55 @@
 		__VA_ARGS__                                                                        \
 	}
 #define NCOLS(...) (sizeof(COLS(__VA_ARGS__)) / sizeof(struct ctp_export_column))
-#define TABLE(tname, ltype, ...)                                                                   \
+#define TABLE(tname, ...)                                                                          \
 	{                                                                                          \
-		.name = tname, .line_type = ltype, .ncols = NCOLS(__VA_ARGS__),                    \
-		.cols = COLS(__VA_ARGS__)                                                          \
+		.name = tname, .ncols = NCOLS(__VA_ARGS__), .cols = COLS(__VA_ARGS__)              \
 	}
 
 /* Column names avoid every word one of the three databases reserves (from, to, signal, lines,
  * offset), so that no statement needs quoted identifiers. */
 const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES] = {
-	[CTP_EXPORT_TRACES] =
-		TABLE("traces", NULL, TRACE_ID, {"identity", KEY, NULL}, {"file", TEXT, NULL},
-		      {"tool", TEXT, "tool"}, {"format_version", INT, "version"},
-		      {"start_ns", INT, "start"}, {"exported_at", INT, NULL},
-		      {"line_count", INT, NULL}, {"end_state", TEXT, NULL}),
-	[CTP_EXPORT_PROCESSES] = TABLE("processes", "process", TRACE_ID, {"pid", INT, "pid"},
-				       {"ppid", INT, "ppid"}, {"exe", TEXT, "exe"}),
-	[CTP_EXPORT_PROCESS_ARGS] = TABLE("process_args", NULL, TRACE_ID, {"pid", INT, NULL},
-					  {"idx", INT, NULL}, {"arg", TEXT, NULL}),
+	[CTP_EXPORT_TRACES] = TABLE("traces", TRACE_ID, {"identity", KEY}, {"file", TEXT},
+				    {"tool", TEXT}, {"format_version", INT}, {"start_ns", INT},
+				    {"exported_at", INT}, {"line_count", INT}, {"end_state", TEXT}),
+	[CTP_EXPORT_PROCESSES] =
+		TABLE("processes", TRACE_ID, {"pid", INT}, {"ppid", INT}, {"exe", TEXT}),
+	[CTP_EXPORT_PROCESS_ARGS] =
+		TABLE("process_args", TRACE_ID, {"pid", INT}, {"idx", INT}, {"arg", TEXT}),
 	[CTP_EXPORT_PROCESS_EXITS] =
-		TABLE("process_exits", "exit", TRACE_ID, {"pid", INT, "pid"},
-		      {"status", INT, "status"}, {"signo", INT, "signal"}, {"tid", INT, "tid"},
-		      {"coro", INT, "coro"}, {"addr", TEXT, "addr"}),
-	[CTP_EXPORT_COROUTINES] =
-		TABLE("coroutines", "coro", TRACE_ID, {"pid", INT, "pid"}, {"coro", INT, "coro"},
-		      {"kind", TEXT, "kind"}, {"entry", TEXT, "entry"},
-		      {"entry_addr", TEXT, "entry_addr"}, {"parent", INT, "parent"},
-		      {"tid", INT, "tid"}, {"ts", INT, "ts"}, {"stack", INT, "stack"}),
+		TABLE("process_exits", TRACE_ID, {"pid", INT}, {"status", INT}, {"signo", INT},
+		      {"tid", INT}, {"coro", INT}, {"addr", TEXT}),
+	[CTP_EXPORT_COROUTINES] = TABLE("coroutines", TRACE_ID, {"pid", INT}, {"coro", INT},
+					{"kind", TEXT}, {"entry", TEXT}, {"entry_addr", TEXT},
+					{"parent", INT}, {"tid", INT}, {"ts", INT}, {"stack", INT}),
 	[CTP_EXPORT_SWITCHES] =
-		TABLE("switches", "switch", TRACE_ID, {"pid", INT, "pid"}, {"tid", INT, "tid"},
-		      {"ts", INT, "ts"}, {"from_coro", INT, "from"}, {"to_coro", INT, "to"},
-		      {"how", TEXT, "how"}, {"stack", INT, "stack"}),
-	[CTP_EXPORT_STACKS] = TABLE("stacks", NULL, TRACE_ID, {"pid", INT, "pid"},
-				    {"stack", INT, "id"}, {"depth", INT, NULL}),
+		TABLE("switches", TRACE_ID, {"pid", INT}, {"tid", INT}, {"ts", INT},
+		      {"from_coro", INT}, {"to_coro", INT}, {"how", TEXT}, {"stack", INT}),
+	[CTP_EXPORT_STACKS] =
+		TABLE("stacks", TRACE_ID, {"pid", INT}, {"stack", INT}, {"depth", INT}),
 	/* Filled from each element of a stack line's frames. */
-	[CTP_EXPORT_FRAMES] =
-		TABLE("frames", NULL, TRACE_ID, {"pid", INT, NULL}, {"stack", INT, NULL},
-		      {"idx", INT, NULL}, {"addr", TEXT, "addr"}, {"sym", TEXT, "sym"},
-		      {"sym_off", INT, "off"}, {"module", TEXT, "module"}, {"file", TEXT, "file"},
-		      {"line_no", INT, "line"}),
+	[CTP_EXPORT_FRAMES] = TABLE("frames", TRACE_ID, {"pid", INT}, {"stack", INT}, {"idx", INT},
+				    {"addr", TEXT}, {"sym", TEXT}, {"sym_off", INT},
+				    {"module", TEXT}, {"file", TEXT}, {"line_no", INT}),
 	[CTP_EXPORT_FD_EVENTS] =
-		TABLE("fd_events", "fd", TRACE_ID, {"pid", INT, "pid"}, {"tid", INT, "tid"},
-		      {"ts", INT, "ts"}, {"coro", INT, "coro"}, {"fd", INT, "fd"},
-		      {"event", TEXT, "event"}, {"op", TEXT, "op"}, {"waiter", INT, "waiter"},
-		      {"stack", INT, "stack"}),
+		TABLE("fd_events", TRACE_ID, {"pid", INT}, {"tid", INT}, {"ts", INT}, {"coro", INT},
+		      {"fd", INT}, {"event", TEXT}, {"op", TEXT}, {"waiter", INT}, {"stack", INT}),
 	[CTP_EXPORT_FINAL_STATES] =
-		TABLE("final_states", "state", TRACE_ID, {"pid", INT, "pid"}, {"coro", INT, "coro"},
-		      {"state", TEXT, "state"}, {"tid", INT, "tid"}, {"since", INT, "since"},
-		      {"stack", INT, "stack"}, {"switches", INT, "switches"},
-		      {"wait_fd", INT, "wait_fd"}, {"wait_op", TEXT, "wait_op"}),
+		TABLE("final_states", TRACE_ID, {"pid", INT}, {"coro", INT}, {"state", TEXT},
+		      {"tid", INT}, {"since", INT}, {"stack", INT}, {"switches", INT},
+		      {"wait_fd", INT}, {"wait_op", TEXT}),
 	[CTP_EXPORT_LOSSES] =
-		TABLE("losses", "loss", TRACE_ID, {"pid", INT, "pid"}, {"tid", INT, "tid"},
-		      {"lost", INT, "count"}, {"why", TEXT, "why"}),
+		TABLE("losses", TRACE_ID, {"pid", INT}, {"tid", INT}, {"lost", INT}, {"why", TEXT}),
 	/* From cat/analysis.h, once the whole trace has been read; a group finding (stuck, leak)
 	 * lists its coroutines in finding_members. */
 	[CTP_EXPORT_FINDINGS] =
-		TABLE("findings", NULL, TRACE_ID, {"finding", INT, NULL}, {"kind", KEY, NULL},
-		      {"pid", INT, NULL}, {"coro", INT, NULL}, {"fd", INT, NULL},
-		      {"op", TEXT, NULL}, {"stack", INT, NULL}, {"ts", INT, NULL},
-		      {"duration_ns", INT, NULL}, {"at_end", INT, NULL}, {"close_ts", INT, NULL},
-		      {"close_coro", INT, NULL}, {"close_tid", INT, NULL},
-		      {"close_stack", INT, NULL}, {"signo", INT, NULL}, {"tid", INT, NULL},
-		      {"addr", TEXT, NULL}, {"members", INT, NULL}, {"uncertain", INT, NULL}),
+		TABLE("findings", TRACE_ID, {"finding", INT}, {"kind", KEY}, {"pid", INT},
+		      {"coro", INT}, {"fd", INT}, {"op", TEXT}, {"stack", INT}, {"ts", INT},
+		      {"duration_ns", INT}, {"at_end", INT}, {"close_ts", INT}, {"close_coro", INT},
+		      {"close_tid", INT}, {"close_stack", INT}, {"signo", INT}, {"tid", INT},
+		      {"addr", TEXT}, {"members", INT}, {"uncertain", INT}),
 	[CTP_EXPORT_FINDING_MEMBERS] =
-		TABLE("finding_members", NULL, TRACE_ID, {"finding", INT, NULL},
-		      {"coro", INT, NULL}, {"fd", INT, NULL}),
+		TABLE("finding_members", TRACE_ID, {"finding", INT}, {"coro", INT}, {"fd", INT}),
 };
 
 /* The indexes for the obvious questions: one coroutine's history in time order, everything in

@@ -22,14 +22,13 @@ struct export_session {
 	bool replace, started;
 	int64_t trace_id;
 	char identity[17];
-	json_t *header;
+	char *tool; /* the header's */
+	int version;
+	uint64_t start;
 	uint64_t lines;
 	const char *end_state;
-	struct ctp_trace_end end;
-	bool have_end;
-	/* The findings need the whole trace; the analysis keeps per coroutine, fd and stack, not
-	 * per switch. */
-	struct ctp_analysis *analysis;
+	/* The findings: the run's analysis, fed and finished by the stage in front. */
+	const struct ctp_analysis *analysis;
 	uint64_t rows, rows_by_table[CTP_EXPORT_NTABLES];
 	struct timespec t0;
 };
@@ -88,13 +87,14 @@ static int query(struct export_session *s, const char *sql, int64_t *value, bool
 }
 
 /* The header: makes the schema, opens the transaction, decides the trace_id. */
-static int begin(struct export_session *s, const struct ctp_trace_line *header)
+static int begin(struct export_session *s, const struct ctp_event *header)
 {
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
-	make_identity(s, header->text, header->len);
-	s->header = json_incref(header->json);
-	s->analysis = ctp_analysis_new(NULL);
-	if (!s->analysis)
+	if (header->line)
+		make_identity(s, header->line->text, header->line->len);
+	s->version = header->trace.version;
+	s->start = header->trace.start;
+	if (header->trace.tool && !(s->tool = strdup(header->trace.tool)))
 		return fail(s, "out of memory");
 	/* In SQLite and PostgreSQL the schema is made inside the transaction (one sync instead of
 	 * one per table); in MySQL DDL would commit the transaction, so it comes first. */
@@ -148,22 +148,19 @@ static int emit_row(void *ctx, enum ctp_export_table table, const struct ctp_exp
 	return 0;
 }
 
-static int export_line(void *state, const struct ctp_trace_line *line)
+static int export_event(void *state, const struct ctp_event *ev)
 {
 	struct export_session *s = state;
-	if (!s->started && begin(s, line) < 0)
+	if (!s->started && begin(s, ev) < 0)
 		return -1;
-	s->lines++;
-	if (ctp_analysis_add_line(s->analysis, line->json) < 0)
-		return fail(s, "out of memory");
-	return ctp_export_line_rows(line->json, s->trace_id, emit_row, s);
+	if (ev->line)
+		s->lines++;
+	return ctp_export_event_rows(ev, s->trace_id, emit_row, s);
 }
 
 static void export_ended(void *state, const struct ctp_trace_end *end)
 {
 	struct export_session *s = state;
-	s->end = *end;
-	s->have_end = true;
 	switch (end->kind) {
 	case CTP_TRACE_COMPLETE:
 		s->end_state = ctp_trace_end_missing(end) || ctp_trace_end_uncounted(end)
@@ -187,35 +184,20 @@ static void export_ended(void *state, const struct ctp_trace_end *end)
 	}
 }
 
-static struct ctp_export_value text_value(const char *text)
-{
-	if (!text)
-		return (struct ctp_export_value){.kind = CTP_EXPORT_NULL};
-	return (struct ctp_export_value){.kind = CTP_EXPORT_STRING, .s = text, .len = strlen(text)};
-}
-
-static struct ctp_export_value int_value(int64_t i)
-{
-	return (struct ctp_export_value){.kind = CTP_EXPORT_INTEGER, .i = i};
-}
-
 /* The traces row goes last, when its line count and end are known. */
 static int emit_trace_row(struct export_session *s)
 {
-	const struct ctp_export_table_def *def = &ctp_export_tables[CTP_EXPORT_TRACES];
-	struct ctp_export_value row[CTP_EXPORT_MAX_COLUMNS];
-	for (unsigned c = 0; c < def->ncols; c++)
-		row[c] = def->cols[c].field
-				 ? ctp_export_value_of(
-					   json_object_get(s->header, def->cols[c].field),
-					   def->cols[c].type)
-				 : (struct ctp_export_value){.kind = CTP_EXPORT_NULL};
-	row[0] = int_value(s->trace_id);
-	row[1] = text_value(s->identity);
-	row[2] = text_value(strcmp(s->input, "-") == 0 ? NULL : s->input);
-	row[6] = int_value((int64_t)time(NULL));
-	row[7] = int_value((int64_t)s->lines);
-	row[8] = text_value(s->end_state ? s->end_state : "complete");
+	struct ctp_export_value row[CTP_EXPORT_MAX_COLUMNS] = {
+		ctp_export_int(s->trace_id),
+		ctp_export_text(s->identity),
+		ctp_export_text(strcmp(s->input, "-") == 0 ? NULL : s->input),
+		ctp_export_text(s->tool),
+		s->version ? ctp_export_int(s->version) : (struct ctp_export_value){0},
+		ctp_export_id(s->start),
+		ctp_export_int((int64_t)time(NULL)),
+		ctp_export_int((int64_t)s->lines),
+		ctp_export_text(s->end_state ? s->end_state : "complete"),
+	};
 	return emit_row(s, CTP_EXPORT_TRACES, row);
 }
 
@@ -224,8 +206,6 @@ static int export_finish(void *state)
 	struct export_session *s = state;
 	if (!s->started)
 		return 0; /* not a trace: the read loop says so */
-	if (ctp_analysis_finish(s->analysis, s->have_end ? &s->end : NULL) < 0)
-		return fail(s, "out of memory");
 	if (ctp_export_findings_rows(s->analysis, s->trace_id, emit_row, s) < 0 ||
 	    emit_trace_row(s) < 0)
 		return -1;
@@ -258,8 +238,7 @@ static void export_free(void *state)
 	/* Closing with the transaction still open rolls it back. */
 	if (s->db.close)
 		s->db.close(&s->db);
-	json_decref(s->header);
-	ctp_analysis_free(s->analysis);
+	free(s->tool);
 	free(s);
 }
 
@@ -273,7 +252,8 @@ static const struct {
 	[CTP_EXPORT_MYSQL] = {"mysql", CTP_EXPORT_MYSQL, ctp_export_mysql_open},
 };
 
-int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt)
+int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt,
+			    const struct ctp_analysis *a)
 {
 	enum ctp_export_dialect d = opt->format == CTP_CAT_FORMAT_SQLITE     ? CTP_EXPORT_SQLITE
 				    : opt->format == CTP_CAT_FORMAT_POSTGRES ? CTP_EXPORT_POSTGRES
@@ -284,6 +264,7 @@ int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_opt
 	s->label = d == CTP_EXPORT_SQLITE ? opt->export_target : backends[d].name;
 	s->input = opt->input;
 	s->replace = opt->export_replace;
+	s->analysis = a;
 	s->db.dialect = d;
 	if (backends[d].open(&s->db, opt->export_target) < 0) {
 		fail(s, "cannot open: %s", s->db.err);
@@ -292,7 +273,7 @@ int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_opt
 		return -1;
 	}
 	out->state = s;
-	out->line = export_line;
+	out->event = export_event;
 	out->finish = export_finish;
 	out->free = export_free;
 	out->ended = export_ended;

@@ -1,7 +1,6 @@
-/* The filter stage: judges each line, holds definitions back until something kept refers to
- * them. Held definitions are kept as the text of their line (one jansson string per process,
- * coroutine and stack not yet written) and parsed again when they are written: that happens at
- * most once per definition, and most filtered views write few of them. */
+/* The filter stage: judges each event, holds definitions back until something kept refers to
+ * them. Held definitions are kept as the text of their line and decoded again when they are
+ * written: that happens at most once per definition, and most filtered views write few. */
 #include "cat/filter.h"
 
 #include <ctype.h>
@@ -12,7 +11,7 @@
 #include <string.h>
 
 #include "cat/cat.h"
-#include "cat/names.h"
+#include "cat/model/grow.h"
 
 int ctp_cat_ids_add(struct ctp_cat_ids *ids, const char *list)
 {
@@ -77,11 +76,23 @@ void ctp_cat_filter_spec_free(struct ctp_cat_filter_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 }
 
+/* A definition held back until a kept line refers to it (or already written). */
+struct held {
+	char *text; /* the line, NULL once written */
+	size_t len;
+};
+
+enum def_kind { DEF_PROCESS = 1, DEF_CORO = 2, DEF_STACK = 3 };
+
 struct filter {
 	const struct ctp_cat_filter_spec *spec;
 	struct ctp_cat_output inner;
-	/* "p:pid", "c:pid:coro", "s:pid:id" -> the held line's text, or true once written. */
-	json_t *defs;
+	/* (kind << 32 | pid, id) -> held[]: definitions held back or written. */
+	struct ctp_idmap def_index;
+	struct held *held;
+	size_t nheld, cap_held;
+	/* Held definitions are decoded again when written (at most once each). */
+	struct ctp_event_decoder decoder;
 	uint64_t since, until; /* resolved at the header */
 	uint64_t written;      /* lines passed on */
 };
@@ -111,166 +122,183 @@ static void fold(enum verdict *v, bool judged, bool agrees)
 	}
 }
 
-static enum verdict judge(const struct filter *f, const json_t *line, const char *type)
+static enum verdict judge(const struct filter *f, const struct ctp_event *ev)
 {
 	const struct ctp_cat_filter_spec *s = f->spec;
 	enum verdict v = KEEP;
-	uint64_t x;
 	if (s->ntypes) {
 		bool listed = false;
 		for (size_t i = 0; i < s->ntypes && !listed; i++)
-			listed = strcmp(s->types[i], type) == 0;
+			listed = strcmp(s->types[i], ev->type_name) == 0;
 		fold(&v, true, listed);
 	}
-	if (s->pids.n) {
-		bool has = ctp_cat_u64(line, "pid", &x);
-		fold(&v, has, has && ids_have(&s->pids, x));
-	}
-	if (s->tids.n) {
-		bool has = ctp_cat_u64(line, "tid", &x);
-		fold(&v, has, has && ids_have(&s->tids, x));
-	}
+	if (s->pids.n)
+		fold(&v, ev->pid != 0, ev->pid && ids_have(&s->pids, ev->pid));
+	if (s->tids.n)
+		fold(&v, ev->tid != 0, ev->tid && ids_have(&s->tids, ev->tid));
 	if (s->coros.n) {
 		/* `waiter`: an fd event that concerns the coroutine waiting on the fd. */
-		static const char *const fields[] = {"coro", "from", "to", "waiter"};
+		const uint64_t ids[] = {ev->coro, ev->sw.from, ev->sw.to, ev->fd.waiter};
 		bool has = false, match = false;
-		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-			if (ctp_cat_u64(line, fields[i], &x)) {
+		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+			if (ids[i]) {
 				has = true;
-				match = match || ids_have(&s->coros, x);
+				match = match || ids_have(&s->coros, ids[i]);
 			}
 		}
 		fold(&v, has, match);
 	}
-	if (s->has_since || s->has_until) {
-		bool has = ctp_cat_u64(line, "ts", &x);
-		fold(&v, has, has && x >= f->since && x <= f->until);
-	}
+	if (s->has_since || s->has_until)
+		fold(&v, ev->ts != 0, ev->ts && ev->ts >= f->since && ev->ts <= f->until);
 	return v;
 }
 
-/* The key of the definition a line makes, false for lines that define nothing. */
-static bool def_key(const json_t *line, const char *type, char *key, size_t size)
+/* The definition an event makes: false for events that define nothing. */
+static bool def_of(const struct ctp_event *ev, uint64_t *a, uint64_t *b)
 {
-	uint64_t pid, id;
-	if (!ctp_cat_u64(line, "pid", &pid))
+	if (!ev->pid || !ev->line)
 		return false;
-	if (strcmp(type, "process") == 0)
-		snprintf(key, size, "p:%" PRIu64, pid);
-	else if (strcmp(type, "coro") == 0 && ctp_cat_u64(line, "coro", &id))
-		snprintf(key, size, "c:%" PRIu64 ":%" PRIu64, pid, id);
-	else if (strcmp(type, "stack") == 0 && ctp_cat_u64(line, "id", &id))
-		snprintf(key, size, "s:%" PRIu64 ":%" PRIu64, pid, id);
-	else
+	switch (ev->type) {
+	case CTP_EV_PROCESS:
+		*a = (uint64_t)DEF_PROCESS << 32 | ev->pid;
+		*b = 0;
+		return true;
+	case CTP_EV_CORO:
+		*a = (uint64_t)DEF_CORO << 32 | ev->pid;
+		*b = ev->coro;
+		return ev->coro != 0;
+	case CTP_EV_STACK:
+		*a = (uint64_t)DEF_STACK << 32 | ev->pid;
+		*b = ev->stack_line.id;
+		return ev->stack_line.id != 0;
+	default:
 		return false;
-	return true;
+	}
 }
 
-static int write_line(struct filter *f, const struct ctp_trace_line *line);
-
-/* Writes the held definition `key` if there is one not yet written. */
-static int write_def(struct filter *f, const char *key)
+/* Records the definition (a, b) as held with `text`, or as written (text NULL). */
+static int set_def(struct filter *f, uint64_t a, uint64_t b, const char *text, size_t len)
 {
-	json_t *held = json_object_get(f->defs, key);
-	if (!json_is_string(held))
+	uint32_t at = ctp_idmap_get(&f->def_index, a, b);
+	if (at == CTP_IDMAP_NONE) {
+		if (CTP_GROW(f->held, f->cap_held, f->nheld + 1) < 0 ||
+		    ctp_idmap_put(&f->def_index, a, b, (uint32_t)f->nheld) < 0)
+			return -1;
+		at = (uint32_t)f->nheld++;
+		f->held[at] = (struct held){0};
+	}
+	struct held *h = &f->held[at];
+	free(h->text);
+	h->text = NULL;
+	h->len = len;
+	if (text && !(h->text = strndup(text, len)))
+		return -1;
+	return 0;
+}
+
+static int write_event(struct filter *f, const struct ctp_event *ev);
+
+/* Writes the held definition (a, b) if there is one not yet written. */
+static int write_def(struct filter *f, uint64_t a, uint64_t b)
+{
+	uint32_t at = ctp_idmap_get(&f->def_index, a, b);
+	if (at == CTP_IDMAP_NONE || !f->held[at].text)
 		return 0;
-	/* Take the text before marking the definition written (which frees it). */
-	json_incref(held);
-	json_object_set_new(f->defs, key, json_true());
-	struct ctp_trace_line line = {
-		.text = json_string_value(held),
-		.len = json_string_length(held),
-	};
+	/* Take the text before marking the definition written. */
+	struct ctp_trace_line line = {.text = f->held[at].text, .len = f->held[at].len};
+	f->held[at].text = NULL;
 	line.json = json_loadb(line.text, line.len, JSON_ALLOW_NUL, NULL);
-	int rc = line.json ? write_line(f, &line) : 0;
+	int rc = 0;
+	struct ctp_event ev;
+	if (line.json) {
+		rc = ctp_event_decode(&f->decoder, &line, &ev);
+		if (rc == 0)
+			rc = write_event(f, &ev);
+	}
 	json_decref(line.json);
-	json_decref(held);
+	free((char *)line.text);
 	return rc;
 }
 
-/* Writes the definitions `line` refers to, then the line. */
-static int write_line(struct filter *f, const struct ctp_trace_line *line)
+/* Writes the definitions `ev` refers to, then the event. */
+static int write_event(struct filter *f, const struct ctp_event *ev)
 {
-	static const char *const coro_fields[] = {"coro", "from", "to", "parent", "waiter"};
-	const char *type = ctp_cat_type(line->json);
-	char key[64];
-	uint64_t pid, id;
-	if (ctp_cat_u64(line->json, "pid", &pid)) {
-		if (strcmp(type, "process") != 0) {
-			snprintf(key, sizeof(key), "p:%" PRIu64, pid);
-			if (write_def(f, key) < 0)
+	if (ev->pid) {
+		uint64_t pid = ev->pid;
+		if (ev->type != CTP_EV_PROCESS &&
+		    write_def(f, (uint64_t)DEF_PROCESS << 32 | pid, 0) < 0)
+			return -1;
+		uint64_t ids[5];
+		size_t n = ctp_event_coros(ev, ids);
+		for (size_t i = 0; i < n; i++)
+			if (write_def(f, (uint64_t)DEF_CORO << 32 | pid, ids[i]) < 0)
 				return -1;
-		}
-		for (size_t i = 0; i < sizeof(coro_fields) / sizeof(coro_fields[0]); i++) {
-			if (!ctp_cat_u64(line->json, coro_fields[i], &id))
-				continue;
-			snprintf(key, sizeof(key), "c:%" PRIu64 ":%" PRIu64, pid, id);
-			if (write_def(f, key) < 0)
-				return -1;
-		}
-		if (ctp_cat_u64(line->json, "stack", &id)) {
-			snprintf(key, sizeof(key), "s:%" PRIu64 ":%" PRIu64, pid, id);
-			if (write_def(f, key) < 0)
-				return -1;
-		}
+		if (ev->stack && write_def(f, (uint64_t)DEF_STACK << 32 | pid, ev->stack) < 0)
+			return -1;
 	}
-	if (f->inner.line(f->inner.state, line) < 0)
+	if (f->inner.event(f->inner.state, ev) < 0)
 		return -1;
-	f->written++;
+	if (ev->line)
+		f->written++;
 	return 0;
 }
 
 /* The `end` line counts the lines before it: say how many this view has, not the original. */
-static int write_end_line(struct filter *f, const struct ctp_trace_line *line)
+static int write_end_line(struct filter *f, const struct ctp_event *ev)
 {
+	const struct ctp_trace_line *line = ev->line;
 	json_t *copy = json_deep_copy(line->json);
 	if (!copy || json_object_set_new(copy, "lines", json_integer((json_int_t)f->written)) < 0) {
 		json_decref(copy);
-		return write_line(f, line);
+		return write_event(f, ev);
 	}
 	char *text = json_dumps(copy, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	struct ctp_trace_line end = *line;
-	end.json = copy;
+	struct ctp_trace_line end_line = *line;
+	end_line.json = copy;
 	if (text) {
-		end.text = text;
-		end.len = strlen(text);
+		end_line.text = text;
+		end_line.len = strlen(text);
 	}
-	int rc = f->inner.line(f->inner.state, &end);
+	struct ctp_event end = *ev;
+	end.line = &end_line;
+	end.end.lines = f->written;
+	end.end.has_lines = true;
+	int rc = f->inner.event(f->inner.state, &end);
 	free(text);
 	json_decref(copy);
 	return rc;
 }
 
-static int filter_line(void *state, const struct ctp_trace_line *line)
+static int filter_event(void *state, const struct ctp_event *ev)
 {
 	struct filter *f = state;
-	const char *type = ctp_cat_type(line->json);
-	if (strcmp(type, "trace") == 0) {
-		uint64_t start = 0;
-		ctp_cat_u64(line->json, "start", &start);
+	if (ev->type == CTP_EV_TRACE) {
+		uint64_t start = ev->trace.start;
 		f->since = f->spec->has_since ? ctp_cat_time_resolve(&f->spec->since, start) : 0;
 		f->until = f->spec->has_until ? ctp_cat_time_resolve(&f->spec->until, start)
 					      : UINT64_MAX;
-		return write_line(f, line);
+		if (ctp_event_decode(&f->decoder, ev->line, &(struct ctp_event){0}) < 0)
+			return -1; /* the decoder of held lines learns the format version */
+		return write_event(f, ev);
 	}
-	if (strcmp(type, "end") == 0)
-		return write_end_line(f, line);
-	enum verdict v = judge(f, line->json, type);
-	char key[64];
-	if (def_key(line->json, type, key, sizeof(key))) {
+	if (ev->type == CTP_EV_END && ev->line)
+		return write_end_line(f, ev);
+	enum verdict v = judge(f, ev);
+	uint64_t a, b;
+	if (def_of(ev, &a, &b)) {
 		if (v != KEEP) {
 			/* A later definition of the same thing (a process after exec) replaces the
 			 * held one, or makes it writable again once the old one was written. */
-			json_object_set_new(f->defs, key, json_stringn(line->text, line->len));
-			return 0;
+			return set_def(f, a, b, ev->line->text, ev->line->len);
 		}
 		/* Marked first, so that the line's references to itself write nothing. */
-		json_object_set_new(f->defs, key, json_true());
-		return write_line(f, line);
+		if (set_def(f, a, b, NULL, 0) < 0)
+			return -1;
+		return write_event(f, ev);
 	}
 	if (v == REJECT)
 		return 0;
-	return write_line(f, line);
+	return write_event(f, ev);
 }
 
 static int filter_finish(void *state)
@@ -287,11 +315,21 @@ static void filter_ended(void *state, const struct ctp_trace_end *end)
 		f->inner.ended(f->inner.state, end);
 }
 
+static int filter_status(void *state)
+{
+	struct filter *f = state;
+	return f->inner.status ? f->inner.status(f->inner.state) : 0;
+}
+
 static void filter_free(void *state)
 {
 	struct filter *f = state;
 	f->inner.free(f->inner.state);
-	json_decref(f->defs);
+	for (size_t i = 0; i < f->nheld; i++)
+		free(f->held[i].text);
+	free(f->held);
+	ctp_idmap_free(&f->def_index);
+	ctp_event_decoder_free(&f->decoder);
 	free(f);
 }
 
@@ -299,21 +337,19 @@ int ctp_cat_filter_open(struct ctp_cat_output *out, const struct ctp_cat_filter_
 			const struct ctp_cat_output *inner)
 {
 	struct filter *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	f->defs = json_object();
-	if (!f->defs) {
-		free(f);
+	if (!f) {
 		errno = ENOMEM;
 		return -1;
 	}
+	ctp_event_decoder_init(&f->decoder);
 	f->spec = spec;
 	f->inner = *inner;
 	f->until = UINT64_MAX;
 	out->state = f;
-	out->line = filter_line;
+	out->event = filter_event;
 	out->finish = filter_finish;
 	out->free = filter_free;
 	out->ended = filter_ended;
+	out->status = filter_status;
 	return 0;
 }

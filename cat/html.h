@@ -9,11 +9,11 @@
 #ifndef CTP_CAT_HTML_H
 #define CTP_CAT_HTML_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "cat/analysis.h"
+#include "cat/model/idmap.h"
 #include "ctp/jsonw.h"
 
 /* The page template and what goes into it (generated html_assets.c). The template holds the
@@ -27,7 +27,7 @@ extern const char ctp_html_script[];
 #define CTP_HTML_HISTORY_HEAD 64
 #define CTP_HTML_HISTORY_TAIL 192
 
-#define CTP_HTML_NONE UINT32_MAX
+#define CTP_HTML_NONE CTP_IDMAP_NONE
 
 enum ctp_html_event_kind {
 	CTP_HTML_EV_CREATED,
@@ -40,13 +40,13 @@ struct ctp_html_event {
 	uint64_t ts;
 	uint32_t tid;
 	uint32_t stack; /* stack id within the process, 0 for none */
-	uint32_t peer;	/* the collector's index of the other coroutine, CTP_HTML_NONE if unknown */
+	uint32_t peer;	/* the analysis's index of the other coroutine, CTP_HTML_NONE if unknown */
 	uint8_t kind;
 };
 
+/* A coroutine's kept history; ctp_html_collect.coros is indexed like the analysis's coroutines
+ * (ctp_analysis_coro_at). */
 struct ctp_html_coro {
-	uint32_t record; /* process record (see ctp_html_collect.records) */
-	uint64_t id;
 	struct ctp_html_event *head; /* up to CTP_HTML_HISTORY_HEAD */
 	struct ctp_html_event *tail; /* a ring of CTP_HTML_HISTORY_TAIL, allocated when needed */
 	uint32_t nhead;
@@ -55,44 +55,32 @@ struct ctp_html_coro {
 
 struct ctp_html_switch {
 	uint64_t ts;
-	uint32_t from, to; /* collector coroutine indexes */
+	uint32_t from, to; /* the analysis's coroutine indexes */
 };
 
 struct ctp_html_thread {
-	uint32_t record, tid;
+	uint32_t process; /* the analysis's process index */
+	uint32_t tid;
 	struct ctp_html_switch *sw;
 	size_t n, cap;
 };
 
-/* (u64, u64) -> u32 (html_map.c). Values must not be CTP_HTML_NONE, which get returns for
- * a missing key. put returns 0, or -1 when out of memory. */
-struct ctp_html_map;
-struct ctp_html_map *ctp_html_map_new(void);
-void ctp_html_map_free(struct ctp_html_map *m);
-uint32_t ctp_html_map_get(const struct ctp_html_map *m, uint64_t a, uint64_t b);
-int ctp_html_map_put(struct ctp_html_map *m, uint64_t a, uint64_t b, uint32_t value);
-
-/* What the page needs that the analysis does not keep. A process record is one `process` line
- * (an exec makes a new one for the same pid), numbered in order, as the analysis numbers them. */
+/* What the page needs that the analysis does not keep, collected while the run's analysis is fed
+ * (the analysis stage feeds it each event first, so its processes and coroutines are known). */
 struct ctp_html_collect {
-	uint32_t *record_pid; /* per record */
-	size_t nrecords, cap_records;
-	struct ctp_html_coro *coros;
+	const struct ctp_analysis *a;
+	struct ctp_html_coro *coros; /* by the analysis's coroutine index */
 	size_t ncoros, cap_coros;
 	struct ctp_html_thread *threads;
 	size_t nthreads, cap_threads;
 	uint64_t switches;
-	struct ctp_html_map *current_record; /* pid -> its latest record */
-	struct ctp_html_map *coro_index;     /* (record, coro id) -> index in coros */
-	struct ctp_html_map *thread_index;   /* (record, tid) -> index in threads */
+	struct ctp_idmap thread_index; /* (process index, tid) -> index in threads */
 };
 
-int ctp_html_collect_init(struct ctp_html_collect *c);
-/* Takes in one trace line; returns 0, or -1 when out of memory. */
-int ctp_html_collect_line(struct ctp_html_collect *c, const json_t *line);
+void ctp_html_collect_init(struct ctp_html_collect *c, const struct ctp_analysis *a);
+/* Takes in one event; returns 0, or -1 when out of memory. */
+int ctp_html_collect_event(struct ctp_html_collect *c, const struct ctp_event *ev);
 void ctp_html_collect_free(struct ctp_html_collect *c);
-/* The collector's index of coroutine `id` of `record`, or CTP_HTML_NONE. */
-uint32_t ctp_html_collect_find(const struct ctp_html_collect *c, uint32_t record, uint64_t id);
 /* Visits a coroutine's kept events in order; `omitted_at` gets the position where events were
  * left out and the return value how many (0: none). */
 uint64_t ctp_html_history(const struct ctp_html_coro *co, struct ctp_html_event *out, size_t *n,
@@ -100,15 +88,15 @@ uint64_t ctp_html_history(const struct ctp_html_coro *co, struct ctp_html_event 
 
 /* Timeline segments of one thread, written as JSON numbers into `w`: per segment its start
  * (relative to the previous segment's start, the first relative to t0), its length, the
- * coroutine (through `map`, the collector's index -> the page's, -1 unknown) and the number
+ * coroutine (the analysis's index, which is the page's) and the number
  * of runs merged into it (1: one exact run). Runs shorter than `bucket_ns` are merged per
  * bucket of that width and shown by the coroutine that ran longest in the bucket, threads' own
  * contexts (`thread_ctx`, by page index) only when nothing else ran; 0 keeps every run. `end_ts` is
  * where the last run ends; `first_from_ts` when the coroutine the first switch leaves began to run
  * (0: not known). */
 void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *th,
-			     const int64_t *map, const bool *thread_ctx, uint64_t t0,
-			     uint64_t bucket_ns, uint64_t first_from_ts, uint64_t end_ts);
+			     const bool *thread_ctx, uint64_t t0, uint64_t bucket_ns,
+			     uint64_t first_from_ts, uint64_t end_ts);
 
 /* Orders a thread's switches by time (they come in order per thread; this is a guard). */
 void ctp_html_timeline_sort(struct ctp_html_thread *th);

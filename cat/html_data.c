@@ -21,11 +21,8 @@ struct data {
 	const struct ctp_analysis *a;
 	struct ctp_html_collect *c;
 	uint64_t t0;
-	uint32_t *record_of_process;	  /* analysis process index -> collector record */
-	int64_t *page_of_collected;	  /* collector coroutine -> page coroutine, -1 none */
-	bool *thread_ctx;		  /* page coroutine -> it is a thread's own context */
-	struct ctp_html_map *page_coro;	  /* (analysis process, coro id) -> page coroutine */
-	struct ctp_html_map *stack_index; /* stack address -> position in `stacks` */
+	bool *thread_ctx; /* page coroutine (the analysis's index) -> a thread's own context */
+	struct ctp_idmap stack_index; /* (process, stack id) -> position in `stacks` */
 	const struct ctp_analysis_stack **stacks;
 	size_t nstacks, cap_stacks;
 	bool oom;
@@ -49,8 +46,8 @@ static int64_t stack_ref(struct data *d, size_t process, uint32_t id)
 	const struct ctp_analysis_stack *s = ctp_analysis_stack_in(d->a, process, id);
 	if (!s)
 		return -1;
-	uint32_t k = ctp_html_map_get(d->stack_index, (uintptr_t)s, 0);
-	if (k != CTP_HTML_NONE)
+	uint32_t k = ctp_idmap_get(&d->stack_index, process, id);
+	if (k != CTP_IDMAP_NONE)
 		return k;
 	if (d->nstacks == d->cap_stacks) {
 		size_t cap = d->cap_stacks ? d->cap_stacks * 2 : 64;
@@ -62,7 +59,7 @@ static int64_t stack_ref(struct data *d, size_t process, uint32_t id)
 		d->stacks = p;
 		d->cap_stacks = cap;
 	}
-	if (ctp_html_map_put(d->stack_index, (uintptr_t)s, 0, (uint32_t)d->nstacks) < 0) {
+	if (ctp_idmap_put(&d->stack_index, process, id, (uint32_t)d->nstacks) < 0) {
 		d->oom = true;
 		return -1;
 	}
@@ -74,8 +71,8 @@ static int64_t page_coro(const struct data *d, size_t process, uint64_t id)
 {
 	if (!id || process == SIZE_MAX)
 		return -1;
-	uint32_t k = ctp_html_map_get(d->page_coro, process, id);
-	return k == CTP_HTML_NONE ? -1 : (int64_t)k;
+	const struct ctp_analysis_coro *co = ctp_analysis_coro_in(d->a, process, id);
+	return co ? (int64_t)co->index : -1;
 }
 
 static void key(struct data *d, const char *name)
@@ -92,36 +89,10 @@ static void bool_value(struct data *d, bool v)
 		LIT(d, "false");
 }
 
-/* Matches the collector's process records to the analysis's: both number `process` lines in
- * order, so the k-th record of a pid is the k-th analysis process of that pid. */
-static int match_records(struct data *d)
-{
-	size_t np = ctp_analysis_process_count(d->a);
-	d->record_of_process = malloc((np + 1) * sizeof(uint32_t));
-	if (!d->record_of_process)
-		return -1;
-	for (size_t i = 0; i < np; i++) {
-		uint32_t pid = ctp_analysis_process_at(d->a, i)->pid;
-		size_t nth = 0;
-		for (size_t j = 0; j < i; j++)
-			nth += ctp_analysis_process_at(d->a, j)->pid == pid;
-		d->record_of_process[i] = CTP_HTML_NONE;
-		for (size_t r = 0; r < d->c->nrecords; r++)
-			if (d->c->record_pid[r] == pid && nth-- == 0) {
-				d->record_of_process[i] = (uint32_t)r;
-				break;
-			}
-	}
-	return 0;
-}
-
+/* Which page coroutines are threads' own contexts (the timeline shows them only when nothing
+ * else ran). */
 static int index_coros(struct data *d)
 {
-	d->page_of_collected = malloc((d->c->ncoros + 1) * sizeof(int64_t));
-	if (!d->page_of_collected)
-		return -1;
-	for (size_t i = 0; i < d->c->ncoros; i++)
-		d->page_of_collected[i] = -1;
 	size_t n = ctp_analysis_coro_count(d->a);
 	d->thread_ctx = calloc(n + 1, sizeof(bool));
 	if (!d->thread_ctx)
@@ -129,13 +100,6 @@ static int index_coros(struct data *d)
 	for (size_t i = 0; i < n; i++) {
 		const struct ctp_analysis_coro *co = ctp_analysis_coro_at(d->a, i);
 		d->thread_ctx[i] = co->kind && strcmp(co->kind, "thread") == 0;
-		if (ctp_html_map_put(d->page_coro, co->process, co->id, (uint32_t)i) < 0)
-			return -1;
-		uint32_t record = d->record_of_process[co->process];
-		uint32_t k = record == CTP_HTML_NONE ? CTP_HTML_NONE
-						     : ctp_html_collect_find(d->c, record, co->id);
-		if (k != CTP_HTML_NONE)
-			d->page_of_collected[k] = (int64_t)i;
 	}
 	return 0;
 }
@@ -258,13 +222,10 @@ static void write_processes(struct data *d)
 static void write_history(struct data *d, const struct ctp_analysis_coro *co,
 			  struct ctp_html_event *buf)
 {
-	uint32_t record = d->record_of_process[co->process];
-	uint32_t k = record == CTP_HTML_NONE ? CTP_HTML_NONE
-					     : ctp_html_collect_find(d->c, record, co->id);
 	size_t n = 0, omitted_at = 0;
 	uint64_t omitted = 0;
-	if (k != CTP_HTML_NONE)
-		omitted = ctp_html_history(&d->c->coros[k], buf, &n, &omitted_at);
+	if (co->index < d->c->ncoros)
+		omitted = ctp_html_history(&d->c->coros[co->index], buf, &n, &omitted_at);
 	LIT(d, "[");
 	for (size_t i = 0; i < n; i++) {
 		const struct ctp_html_event *ev = &buf[i];
@@ -278,8 +239,7 @@ static void write_history(struct data *d, const struct ctp_analysis_coro *co,
 		LIT(d, ",");
 		ctp_jsonw_i64(d->w, stack_ref(d, co->process, ev->stack));
 		LIT(d, ",");
-		ctp_jsonw_i64(d->w,
-			      ev->peer == CTP_HTML_NONE ? -1 : d->page_of_collected[ev->peer]);
+		ctp_jsonw_i64(d->w, ev->peer == CTP_HTML_NONE ? -1 : (int64_t)ev->peer);
 	}
 	LIT(d, "],");
 	ctp_jsonw_u64(d->w, omitted_at);
@@ -359,19 +319,15 @@ static void write_threads(struct data *d)
 	LIT(d, ",\"bucket_ns\":");
 	ctp_jsonw_u64(d->w, bucket_ns);
 	LIT(d, ",\"threads\":[");
-	size_t np = ctp_analysis_process_count(d->a);
 	for (size_t i = 0; i < d->c->nthreads; i++) {
 		struct ctp_html_thread *th = &d->c->threads[i];
 		ctp_html_timeline_sort(th);
-		/* The process record's analysis twin: where the last run ends, and when the
-		 * thread's own context (the first switch leaves it) began. */
-		const struct ctp_analysis_process *p = NULL;
-		for (size_t k = 0; k < np && !p; k++)
-			if (d->record_of_process[k] == th->record)
-				p = ctp_analysis_process_at(d->a, k);
+		/* Its process: where the last run ends; and when the thread's own context (the
+		 * first switch leaves it) began. */
+		const struct ctp_analysis_process *p = ctp_analysis_process_at(d->a, th->process);
 		uint64_t end_ts = p ? p->last_ts : th->sw[th->n - 1].ts;
 		uint64_t first_from_ts = 0;
-		int64_t first = d->page_of_collected[th->sw[0].from];
+		int64_t first = th->sw[0].from == CTP_HTML_NONE ? -1 : (int64_t)th->sw[0].from;
 		if (first >= 0) {
 			const struct ctp_analysis_coro *co = ctp_analysis_coro_at(d->a, first);
 			if (d->thread_ctx[first])
@@ -380,12 +336,12 @@ static void write_threads(struct data *d)
 		if (i)
 			LIT(d, ",");
 		LIT(d, "{\"pid\":");
-		ctp_jsonw_u64(d->w, d->c->record_pid[th->record]);
+		ctp_jsonw_u64(d->w, p ? p->pid : 0);
 		LIT(d, ",\"tid\":");
 		ctp_jsonw_u64(d->w, th->tid);
 		LIT(d, ",\"segs\":[");
-		ctp_html_timeline_write(d->w, th, d->page_of_collected, d->thread_ctx, d->t0,
-					bucket_ns, first_from_ts, end_ts);
+		ctp_html_timeline_write(d->w, th, d->thread_ctx, d->t0, bucket_ns, first_from_ts,
+					end_ts);
 		LIT(d, "]}");
 	}
 	LIT(d, "]");
@@ -510,10 +466,8 @@ int ctp_html_data_write(struct ctp_jsonw *w, const struct ctp_analysis *a,
 {
 	const struct ctp_analysis_summary *s = ctp_analysis_summary(a);
 	struct data d = {.w = w, .a = a, .c = c, .t0 = s->first_ts};
-	d.page_coro = ctp_html_map_new();
-	d.stack_index = ctp_html_map_new();
 	int rc = -1;
-	if (!d.page_coro || !d.stack_index || match_records(&d) < 0 || index_coros(&d) < 0)
+	if (index_coros(&d) < 0)
 		goto out;
 
 	char tool[64];
@@ -539,11 +493,8 @@ int ctp_html_data_write(struct ctp_jsonw *w, const struct ctp_analysis *a,
 	LIT(&d, "}");
 	rc = d.oom ? -1 : 0;
 out:
-	free(d.record_of_process);
-	free(d.page_of_collected);
 	free(d.thread_ctx);
 	free(d.stacks);
-	ctp_html_map_free(d.page_coro);
-	ctp_html_map_free(d.stack_index);
+	ctp_idmap_free(&d.stack_index);
 	return rc;
 }

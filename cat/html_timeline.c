@@ -86,14 +86,14 @@ static void bucket_add(struct bucket *b, uint64_t start, uint64_t end, int64_t c
 	}
 }
 
-static int64_t page_index(const int64_t *map, uint32_t collected)
+static int64_t page_index(uint32_t coro)
 {
-	return collected == CTP_HTML_NONE ? -1 : map[collected];
+	return coro == CTP_HTML_NONE ? -1 : (int64_t)coro;
 }
 
 void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *th,
-			     const int64_t *map, const bool *thread_ctx, uint64_t t0,
-			     uint64_t bucket_ns, uint64_t first_from_ts, uint64_t end_ts)
+			     const bool *thread_ctx, uint64_t t0, uint64_t bucket_ns,
+			     uint64_t first_from_ts, uint64_t end_ts)
 {
 	struct segment_writer sw = {
 		.w = w, .thread_ctx = thread_ctx, .prev_start = t0, .first = true};
@@ -104,7 +104,7 @@ void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *
 		first_from_ts && first_from_ts <= th->sw[0].ts ? first_from_ts : th->sw[0].ts;
 	if (start < t0)
 		start = t0;
-	int64_t running = page_index(map, th->sw[0].from);
+	int64_t running = page_index(th->sw[0].from);
 	for (size_t i = 0; i <= th->n; i++) {
 		uint64_t end = i < th->n ? th->sw[i].ts : end_ts;
 		if (end < start)
@@ -122,7 +122,7 @@ void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *
 			}
 		}
 		if (i < th->n) {
-			running = page_index(map, th->sw[i].to);
+			running = page_index(th->sw[i].to);
 			start = end;
 		}
 	}

@@ -1,6 +1,3 @@
-/* Coroutine and stack names, kept in jansson objects used as hash tables: keys are
- * "pid:id" strings. Two tables rather than one prefix-keyed table so that a process's entries
- * can be found and dropped without parsing keys of the other kind. */
 #include "cat/names.h"
 
 #include <inttypes.h>
@@ -8,131 +5,178 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cat/model/grow.h"
+
+struct stack_name {
+	uint32_t pid; /* 0: a free slot */
+	uint32_t id;
+	const char *top; /* interned */
+};
+
 struct ctp_cat_names {
-	json_t *coros;	     /* "pid:coro" -> the coro line */
-	json_t *stacks;	     /* "pid:id" -> "symbol+0xoff" */
-	bool forget_pending; /* an exit line was seen: drop its process at the next line */
-	uint64_t forget_pid;
+	struct ctp_strings strings;
+	struct ctp_idmap coro_index; /* (pid, coro) -> coros[] */
+	struct ctp_cat_coro_name *coros;
+	size_t ncoros, cap_coros, free_coros;
+	struct ctp_idmap stack_index; /* (pid, stack id) -> stacks[] */
+	struct stack_name *stacks;
+	size_t nstacks, cap_stacks, free_stacks;
+	bool forget_pending; /* an exit was seen: drop its process at the next event */
+	uint32_t forget_pid;
 };
 
 struct ctp_cat_names *ctp_cat_names_new(void)
 {
-	struct ctp_cat_names *n = calloc(1, sizeof(*n));
-	if (!n)
-		return NULL;
-	n->coros = json_object();
-	n->stacks = json_object();
-	if (!n->coros || !n->stacks) {
-		ctp_cat_names_free(n);
-		return NULL;
-	}
-	return n;
+	return calloc(1, sizeof(struct ctp_cat_names));
 }
 
 void ctp_cat_names_free(struct ctp_cat_names *n)
 {
 	if (!n)
 		return;
-	json_decref(n->coros);
-	json_decref(n->stacks);
+	ctp_strings_free(&n->strings);
+	ctp_idmap_free(&n->coro_index);
+	ctp_idmap_free(&n->stack_index);
+	free(n->coros);
+	free(n->stacks);
 	free(n);
 }
 
-static void make_key(char *key, size_t size, uint64_t pid, uint64_t id)
+/* A slot for a new entry: a freed one when there is one (slots of exited processes), else a
+ * new one. `nfree` counts the freed ones, so that the search is skipped when there are none. */
+static size_t slot_for(void **items, size_t *count, size_t *cap, size_t *nfree, size_t size)
 {
-	snprintf(key, size, "%" PRIu64 ":%" PRIu64, pid, id);
+	if (*nfree) {
+		for (size_t i = 0; i < *count; i++) {
+			if (*(const uint32_t *)((const char *)*items + i * size) == 0) {
+				(*nfree)--;
+				return i;
+			}
+		}
+	}
+	if (ctp_grow(items, cap, *count + 1, size) < 0)
+		return SIZE_MAX;
+	return (*count)++;
 }
 
-/* Drops every key "pid:..." of one process. */
-static void forget_process(json_t *table, uint64_t pid)
+static int learn_coro(struct ctp_cat_names *n, const struct ctp_event *ev)
 {
-	char prefix[32];
-	int len = snprintf(prefix, sizeof(prefix), "%" PRIu64 ":", pid);
-	const char *key;
-	json_t *value;
-	void *tmp;
-	json_object_foreach_safe(table, tmp, key, value)
-	{
-		(void)value;
-		if (strncmp(key, prefix, (size_t)len) == 0)
-			json_object_del(table, key);
+	uint32_t at = ctp_idmap_get(&n->coro_index, ev->pid, ev->coro);
+	if (at == CTP_IDMAP_NONE) {
+		size_t slot = slot_for((void **)&n->coros, &n->ncoros, &n->cap_coros,
+				       &n->free_coros, sizeof(*n->coros));
+		if (slot == SIZE_MAX ||
+		    ctp_idmap_put(&n->coro_index, ev->pid, ev->coro, (uint32_t)slot) < 0)
+			return -1;
+		at = (uint32_t)slot;
+	}
+	const char *entry = ev->coro_line.entry, *kind = ev->coro_line.kind_name;
+	n->coros[at] = (struct ctp_cat_coro_name){
+		.pid = ev->pid,
+		.coro = ev->coro,
+		.entry = entry ? ctp_strings_intern(&n->strings, entry, strlen(entry)) : NULL,
+		.kind = kind ? ctp_strings_intern(&n->strings, kind, strlen(kind)) : NULL,
+		.entry_addr = ev->coro_line.entry_addr,
+		.created_ts = ev->ts,
+		.created_tid = ev->tid,
+	};
+	return (entry && !n->coros[at].entry) || (kind && !n->coros[at].kind) ? -1 : 0;
+}
+
+static int learn_stack(struct ctp_cat_names *n, const struct ctp_event *ev)
+{
+	uint32_t id = ev->stack_line.id;
+	if (!id)
+		return 0;
+	const struct ctp_event_frame *top =
+		ev->stack_line.nframes ? &ev->stack_line.frames[0] : NULL;
+	char text[512];
+	if (top && top->sym && top->has_off)
+		snprintf(text, sizeof(text), "%s+0x%" PRIx64, top->sym, top->off);
+	else if (top && top->sym)
+		snprintf(text, sizeof(text), "%s", top->sym);
+	else if (top && top->addr)
+		snprintf(text, sizeof(text), "0x%" PRIx64, top->addr);
+	else
+		snprintf(text, sizeof(text), "?");
+	uint32_t at = ctp_idmap_get(&n->stack_index, ev->pid, id);
+	if (at == CTP_IDMAP_NONE) {
+		size_t slot = slot_for((void **)&n->stacks, &n->nstacks, &n->cap_stacks,
+				       &n->free_stacks, sizeof(*n->stacks));
+		if (slot == SIZE_MAX ||
+		    ctp_idmap_put(&n->stack_index, ev->pid, id, (uint32_t)slot) < 0)
+			return -1;
+		at = (uint32_t)slot;
+	}
+	n->stacks[at] =
+		(struct stack_name){.pid = ev->pid,
+				    .id = id,
+				    .top = ctp_strings_intern(&n->strings, text, strlen(text))};
+	return n->stacks[at].top ? 0 : -1;
+}
+
+static void forget_process(struct ctp_cat_names *n, uint32_t pid)
+{
+	for (size_t i = 0; i < n->ncoros; i++) {
+		if (n->coros[i].pid != pid)
+			continue;
+		ctp_idmap_del(&n->coro_index, pid, n->coros[i].coro);
+		n->coros[i].pid = 0;
+		n->free_coros++;
+	}
+	for (size_t i = 0; i < n->nstacks; i++) {
+		if (n->stacks[i].pid != pid)
+			continue;
+		ctp_idmap_del(&n->stack_index, pid, n->stacks[i].id);
+		n->stacks[i].pid = 0;
+		n->free_stacks++;
 	}
 }
 
-static void learn_stack(struct ctp_cat_names *n, uint64_t pid, const json_t *line)
+int ctp_cat_names_see(struct ctp_cat_names *n, const struct ctp_event *ev)
 {
-	uint64_t id;
-	if (!ctp_cat_u64(line, "id", &id))
-		return;
-	json_t *top = json_array_get(json_object_get(line, "frames"), 0);
-	const char *sym = json_string_value(json_object_get(top, "sym"));
-	const char *addr = json_string_value(json_object_get(top, "addr"));
-	uint64_t off = 0;
-	char text[512];
-	if (sym && ctp_cat_u64(top, "off", &off))
-		snprintf(text, sizeof(text), "%s+0x%" PRIx64, sym, off);
-	else if (sym)
-		snprintf(text, sizeof(text), "%s", sym);
-	else
-		snprintf(text, sizeof(text), "%s", addr ? addr : "?");
-	char key[48];
-	make_key(key, sizeof(key), pid, id);
-	json_object_set_new(n->stacks, key, json_string(text));
-}
-
-void ctp_cat_names_see(struct ctp_cat_names *n, const json_t *line)
-{
-	const char *type = ctp_cat_type(line);
-	uint64_t pid, coro;
 	if (n->forget_pending) {
 		n->forget_pending = false;
-		forget_process(n->coros, n->forget_pid);
-		forget_process(n->stacks, n->forget_pid);
+		forget_process(n, n->forget_pid);
 	}
-	if (!ctp_cat_u64(line, "pid", &pid))
-		return;
-	if (strcmp(type, "coro") == 0 && ctp_cat_u64(line, "coro", &coro)) {
-		char key[48];
-		make_key(key, sizeof(key), pid, coro);
-		json_object_set(n->coros, key, (json_t *)line);
-	} else if (strcmp(type, "stack") == 0) {
-		learn_stack(n, pid, line);
-	} else if (strcmp(type, "exit") == 0) {
-		/* Not now: the exit line itself names the coroutine that was running. */
+	if (!ev->pid)
+		return 0;
+	if (ev->type == CTP_EV_CORO && ev->coro)
+		return learn_coro(n, ev);
+	if (ev->type == CTP_EV_STACK)
+		return learn_stack(n, ev);
+	if (ev->type == CTP_EV_EXIT) {
+		/* Not now: the exit event itself names the coroutine that was running. */
 		n->forget_pending = true;
-		n->forget_pid = pid;
+		n->forget_pid = ev->pid;
 	}
+	return 0;
 }
 
-json_t *ctp_cat_names_coro_line(const struct ctp_cat_names *n, uint64_t pid, uint64_t coro)
+const struct ctp_cat_coro_name *ctp_cat_names_coro_info(const struct ctp_cat_names *n, uint32_t pid,
+							uint64_t coro)
 {
-	char key[48];
-	make_key(key, sizeof(key), pid, coro);
-	return json_object_get(n->coros, key);
+	uint32_t at = ctp_idmap_get(&n->coro_index, pid, coro);
+	return at == CTP_IDMAP_NONE ? NULL : &n->coros[at];
 }
 
-const char *ctp_cat_names_entry(const struct ctp_cat_names *n, uint64_t pid, uint64_t coro)
+const char *ctp_cat_names_entry(const struct ctp_cat_names *n, uint32_t pid, uint64_t coro)
 {
-	json_t *line = ctp_cat_names_coro_line(n, pid, coro);
-	if (!line)
+	const struct ctp_cat_coro_name *c = ctp_cat_names_coro_info(n, pid, coro);
+	if (!c)
 		return "?";
-	const char *entry = json_string_value(json_object_get(line, "entry"));
-	if (entry)
-		return entry;
-	const char *kind = json_string_value(json_object_get(line, "kind"));
-	return kind ? kind : "?";
+	return c->entry ? c->entry : c->kind ? c->kind : "?";
 }
 
-const char *ctp_cat_names_coro(const struct ctp_cat_names *n, uint64_t pid, uint64_t coro,
+const char *ctp_cat_names_coro(const struct ctp_cat_names *n, uint32_t pid, uint64_t coro,
 			       char *buf, size_t size)
 {
 	snprintf(buf, size, "%s#%" PRIu64, ctp_cat_names_entry(n, pid, coro), coro);
 	return buf;
 }
 
-const char *ctp_cat_names_stack_top(const struct ctp_cat_names *n, uint64_t pid, uint64_t stack)
+const char *ctp_cat_names_stack_top(const struct ctp_cat_names *n, uint32_t pid, uint32_t stack)
 {
-	char key[48];
-	make_key(key, sizeof(key), pid, stack);
-	return json_string_value(json_object_get(n->stacks, key));
+	uint32_t at = ctp_idmap_get(&n->stack_index, pid, stack);
+	return at == CTP_IDMAP_NONE ? NULL : n->stacks[at].top;
 }

@@ -27,6 +27,7 @@
 
 #include "cat/analysis.h"
 #include "cat/cat.h"
+#include "cat/model/runs.h"
 #include "cat/names.h"
 #include "ctp/jsonw.h"
 
@@ -35,37 +36,23 @@
 #define CORO_TID_BASE (1ull << 30)
 #define NAME_SIZE 256
 
-/* What one thread runs now. */
-struct thread_run {
-	uint64_t pid, tid;
-	bool open;
-	uint64_t coro, start;
-	bool initial;	  /* the run began before the thread's first switch: no resume made it */
-	uint64_t by;	  /* the coroutine that resumed it */
-	char how[24];	  /* how it was resumed */
-	uint64_t last_ts; /* latest time seen on the thread, for instant events */
-};
-
 struct out_chrome {
 	FILE *f;
 	struct ctp_cat_names *names;
 	struct ctp_jsonw w;
 	uint64_t start;
 	bool any_event;
-	/* "pid:tid" -> index into runs; slots of exited processes are reused via `free_slot`. */
-	json_t *thread_index;
-	struct thread_run *runs;
-	size_t nruns, cap;
+	struct ctp_runs runs; /* what each thread runs (cat/model/runs.h) */
 	uint64_t next_flow;
+	bool failed; /* writing an open run failed while a process ended */
 	/* The report's findings (cat/analysis.h), drawn once the trace is read and written as
-	 * instant events at the end: the analysis sees every line as it passes. */
-	struct ctp_analysis *analysis;
-	bool analysed;
+	 * instant events at the end; the run's analysis stage feeds it. */
+	const struct ctp_analysis *analysis;
 };
 
 /* ---- event writing ---- */
 
-static void begin_event(struct out_chrome *o, const char *ph, uint64_t pid, uint64_t tid)
+static void begin_event(struct out_chrome *o, const char *ph, uint32_t pid, uint64_t tid)
 {
 	struct ctp_jsonw *w = &o->w;
 	ctp_jsonw_reset(w);
@@ -108,7 +95,7 @@ static int end_event(struct out_chrome *o)
 	return fwrite_unlocked(o->w.buf, 1, o->w.len, o->f) == o->w.len ? 0 : -1;
 }
 
-static int put_metadata(struct out_chrome *o, const char *what, uint64_t pid, uint64_t tid,
+static int put_metadata(struct out_chrome *o, const char *what, uint32_t pid, uint64_t tid,
 			const char *name)
 {
 	begin_event(o, "M", pid, tid);
@@ -121,7 +108,7 @@ static int put_metadata(struct out_chrome *o, const char *what, uint64_t pid, ui
 }
 
 /* The run of `r` that ends at `end` (or is still open, end == 0) on both its tracks. */
-static int put_run(struct out_chrome *o, const struct thread_run *r, uint64_t end)
+static int put_run(struct out_chrome *o, const struct ctp_run *r, uint64_t end)
 {
 	char name[NAME_SIZE];
 	ctp_cat_names_coro(o->names, r->pid, r->coro, name, sizeof(name));
@@ -148,7 +135,7 @@ static int put_run(struct out_chrome *o, const struct thread_run *r, uint64_t en
 			CTP_JSONW_LIT(w, ",\"how\":\"start\"");
 		} else {
 			CTP_JSONW_LIT(w, ",\"how\":");
-			ctp_jsonw_str(w, r->how);
+			ctp_jsonw_str(w, r->how ? r->how : "?");
 			CTP_JSONW_LIT(w, ",\"resumed_by\":");
 			ctp_jsonw_u64(w, r->by);
 		}
@@ -164,7 +151,7 @@ static int put_run(struct out_chrome *o, const struct thread_run *r, uint64_t en
 /* An arrow from the run of `from` that ends at `at` (begun at `from_start`) to the run of `to`
  * that begins at `at`. The start sits in the middle of the closing run, so that it binds to that
  * run whatever rounding a reader applies, not to whatever comes next on the track. */
-static int put_flow(struct out_chrome *o, uint64_t pid, uint64_t from, uint64_t from_start,
+static int put_flow(struct out_chrome *o, uint32_t pid, uint64_t from, uint64_t from_start,
 		    uint64_t to, uint64_t at)
 {
 	uint64_t id = ++o->next_flow;
@@ -183,7 +170,7 @@ static int put_flow(struct out_chrome *o, uint64_t pid, uint64_t from, uint64_t 
 	return end_event(o);
 }
 
-static int put_instant(struct out_chrome *o, uint64_t pid, uint64_t tid, uint64_t ts,
+static int put_instant(struct out_chrome *o, uint32_t pid, uint64_t tid, uint64_t ts,
 		       const char *name, const char *args)
 {
 	begin_event(o, "i", pid, tid);
@@ -197,169 +184,109 @@ static int put_instant(struct out_chrome *o, uint64_t pid, uint64_t tid, uint64_
 	return end_event(o);
 }
 
-/* ---- per-thread state ---- */
+/* ---- lines ---- */
 
-static struct thread_run *find_run(struct out_chrome *o, uint64_t pid, uint64_t tid, bool *made)
+static void close_run(void *ctx, const struct ctp_run *r)
 {
-	char key[48];
-	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, pid, tid);
-	json_t *at = json_object_get(o->thread_index, key);
-	*made = false;
-	if (at)
-		return &o->runs[json_integer_value(at)];
-	size_t slot = o->nruns;
-	for (size_t i = 0; i < o->nruns; i++)
-		if (o->runs[i].pid == 0) {
-			slot = i;
-			break;
-		}
-	if (slot == o->nruns) {
-		if (o->nruns == o->cap) {
-			size_t cap = o->cap ? 2 * o->cap : 16;
-			struct thread_run *grown = realloc(o->runs, cap * sizeof(*grown));
-			if (!grown)
-				return NULL;
-			o->runs = grown;
-			o->cap = cap;
-		}
-		o->nruns++;
-	}
-	if (json_object_set_new(o->thread_index, key, json_integer((json_int_t)slot)) < 0)
-		return NULL;
-	struct thread_run *r = &o->runs[slot];
-	memset(r, 0, sizeof(*r));
-	r->pid = pid;
-	r->tid = tid;
-	*made = true;
-	return r;
+	struct out_chrome *o = ctx;
+	if (r->open && put_run(o, r, 0) < 0)
+		o->failed = true;
 }
 
 /* Ends a process's threads: runs still open did not end within the trace. */
-static int close_process(struct out_chrome *o, uint64_t pid)
+static int close_process(struct out_chrome *o, uint32_t pid)
 {
-	for (size_t i = 0; i < o->nruns; i++) {
-		struct thread_run *r = &o->runs[i];
-		if (r->pid != pid || pid == 0)
-			continue;
-		if (r->open && put_run(o, r, 0) < 0)
-			return -1;
-		char key[48];
-		snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, r->pid, r->tid);
-		json_object_del(o->thread_index, key);
-		r->pid = 0;
-	}
-	return 0;
+	ctp_runs_end_process(&o->runs, pid, close_run, o);
+	return o->failed ? -1 : 0;
 }
 
-/* ---- lines ---- */
-
-static int on_switch(struct out_chrome *o, const json_t *j)
+static int on_switch(struct out_chrome *o, const struct ctp_event *ev)
 {
-	uint64_t pid, tid, ts, from, to;
-	if (!ctp_cat_u64(j, "pid", &pid) || !ctp_cat_u64(j, "tid", &tid) ||
-	    !ctp_cat_u64(j, "ts", &ts) || !ctp_cat_u64(j, "from", &from) ||
-	    !ctp_cat_u64(j, "to", &to))
+	if (!ev->pid || !ev->tid || !ev->ts || !ev->sw.from || !ev->sw.to)
 		return 0;
-	bool made;
-	struct thread_run *r = find_run(o, pid, tid, &made);
-	if (!r)
+	const struct ctp_cat_coro_name *from =
+		ctp_cat_names_coro_info(o->names, ev->pid, ev->sw.from);
+	struct ctp_run_step step;
+	if (ctp_runs_switch(&o->runs, ev, from ? from->created_ts : 0, from ? from->created_tid : 0,
+			    &step) < 0)
 		return -1;
-	if (made) {
+	if (step.new_thread) {
 		char name[48];
-		snprintf(name, sizeof(name), "thread %" PRIu64, tid);
-		if (put_metadata(o, "thread_name", pid, tid, name) < 0)
+		snprintf(name, sizeof(name), "thread %" PRIu32, ev->tid);
+		if (put_metadata(o, "thread_name", ev->pid, ev->tid, name) < 0)
 			return -1;
 	}
-	if (!r->open) {
-		/* The thread's first switch: `from` ran since it was made here, if it was. */
-		uint64_t created, made_on;
-		json_t *c = ctp_cat_names_coro_line(o->names, pid, from);
-		if (c && ctp_cat_u64(c, "ts", &created) && ctp_cat_u64(c, "tid", &made_on) &&
-		    made_on == tid && created <= ts) {
-			r->open = true;
-			r->initial = true;
-			r->coro = from;
-			r->start = created;
-		}
-	}
-	bool flow = r->open && r->coro == from;
-	uint64_t from_start = r->start;
-	if (r->open && put_run(o, r, ts) < 0)
+	const struct ctp_run *ended = &step.ended;
+	if (ended->open && put_run(o, ended, ev->ts) < 0)
 		return -1;
-	if (flow && put_flow(o, pid, from, from_start, to, ts) < 0)
+	if (ended->open && ended->coro == ev->sw.from &&
+	    put_flow(o, ev->pid, ev->sw.from, ended->start, ev->sw.to, ev->ts) < 0)
 		return -1;
-	const char *how = json_string_value(json_object_get(j, "how"));
-	r->open = true;
-	r->initial = false;
-	r->coro = to;
-	r->start = ts;
-	r->by = from;
-	snprintf(r->how, sizeof(r->how), "%s", how ? how : "?");
-	r->last_ts = ts;
 	return 0;
 }
 
-static int on_loss(struct out_chrome *o, const json_t *j)
+static int on_loss(struct out_chrome *o, const struct ctp_event *ev)
 {
-	uint64_t pid, tid, count = 0;
-	if (!ctp_cat_u64(j, "pid", &pid) || !ctp_cat_u64(j, "tid", &tid))
+	if (!ev->pid || !ev->tid)
 		return 0;
-	ctp_cat_u64(j, "count", &count);
 	bool made;
-	struct thread_run *r = find_run(o, pid, tid, &made);
+	struct ctp_run *r = ctp_runs_thread(&o->runs, ev->pid, ev->tid, &made);
 	if (!r)
 		return -1;
 	char args[48];
-	snprintf(args, sizeof(args), "{\"count\":%" PRIu64 "}", count);
-	return put_instant(o, pid, tid, r->last_ts ? r->last_ts : o->start, "events lost", args);
+	snprintf(args, sizeof(args), "{\"count\":%" PRIu64 "}", ev->loss.count);
+	return put_instant(o, ev->pid, ev->tid, r->last_ts ? r->last_ts : o->start, "events lost",
+			   args);
 }
 
-static int on_process(struct out_chrome *o, const json_t *j)
+static int on_process(struct out_chrome *o, const struct ctp_event *ev)
 {
-	uint64_t pid;
-	if (!ctp_cat_u64(j, "pid", &pid))
+	if (!ev->pid)
 		return 0;
 	/* An exec: the old image's runs end here. */
-	if (close_process(o, pid) < 0)
+	if (close_process(o, ev->pid) < 0)
 		return -1;
-	const char *exe = json_string_value(json_object_get(j, "exe"));
+	const char *exe = ev->process.exe;
 	const char *base = exe ? strrchr(exe, '/') : NULL;
-	return put_metadata(o, "process_name", pid, pid, base ? base + 1 : exe ? exe : "?");
+	return put_metadata(o, "process_name", ev->pid, ev->pid, base ? base + 1 : exe ? exe : "?");
 }
 
-static int on_coro(struct out_chrome *o, const json_t *j)
+static int on_coro(struct out_chrome *o, const struct ctp_event *ev)
 {
-	uint64_t pid, coro;
-	if (!ctp_cat_u64(j, "pid", &pid) || !ctp_cat_u64(j, "coro", &coro))
+	if (!ev->pid || !ev->coro)
 		return 0;
 	char name[NAME_SIZE];
-	ctp_cat_names_coro(o->names, pid, coro, name, sizeof(name));
-	return put_metadata(o, "thread_name", pid, CORO_TID_BASE + coro, name);
+	ctp_cat_names_coro(o->names, ev->pid, ev->coro, name, sizeof(name));
+	return put_metadata(o, "thread_name", ev->pid, CORO_TID_BASE + ev->coro, name);
 }
 
-static int chrome_line(void *state, const struct ctp_trace_line *line)
+static int chrome_event(void *state, const struct ctp_event *ev)
 {
 	struct out_chrome *o = state;
-	const json_t *j = line->json;
-	const char *type = ctp_cat_type(j);
-	ctp_cat_names_see(o->names, j);
-	if (ctp_analysis_add_line(o->analysis, j) < 0)
+	if (ctp_cat_names_see(o->names, ev) < 0)
 		return -1;
 	int rc = 0;
-	if (strcmp(type, "trace") == 0) {
-		ctp_cat_u64(j, "start", &o->start);
-	} else if (strcmp(type, "switch") == 0) {
-		rc = on_switch(o, j);
-	} else if (strcmp(type, "coro") == 0) {
-		rc = on_coro(o, j);
-	} else if (strcmp(type, "process") == 0) {
-		rc = on_process(o, j);
-	} else if (strcmp(type, "loss") == 0) {
-		rc = on_loss(o, j);
-	} else if (strcmp(type, "exit") == 0) {
-		uint64_t pid;
-		if (ctp_cat_u64(j, "pid", &pid))
-			rc = close_process(o, pid);
+	switch (ev->type) {
+	case CTP_EV_TRACE:
+		o->start = ev->trace.start;
+		break;
+	case CTP_EV_SWITCH:
+		rc = on_switch(o, ev);
+		break;
+	case CTP_EV_CORO:
+		rc = on_coro(o, ev);
+		break;
+	case CTP_EV_PROCESS:
+		rc = on_process(o, ev);
+		break;
+	case CTP_EV_LOSS:
+		rc = on_loss(o, ev);
+		break;
+	case CTP_EV_EXIT:
+		rc = ev->pid ? close_process(o, ev->pid) : 0;
+		break;
+	default:
+		break;
 	}
 	return rc < 0 || ferror(o->f) ? -1 : 0;
 }
@@ -410,25 +337,14 @@ static int put_finding(struct out_chrome *o, const struct ctp_finding *fd)
 	return end_event(o);
 }
 
-static void chrome_ended(void *state, const struct ctp_trace_end *end)
-{
-	struct out_chrome *o = state;
-	if (!o->analysed && ctp_analysis_finish(o->analysis, end) == 0)
-		o->analysed = true;
-}
-
 static int chrome_finish(void *state)
 {
 	struct out_chrome *o = state;
-	/* Not told how reading ended (--follow stopped at the end line): judge what was read. */
-	if (!o->analysed && ctp_analysis_finish(o->analysis, NULL) < 0)
-		return -1;
-	o->analysed = true;
 	for (size_t i = 0; i < ctp_analysis_finding_count(o->analysis); i++)
 		if (put_finding(o, ctp_analysis_finding_at(o->analysis, i)) < 0)
 			return -1;
-	for (size_t i = 0; i < o->nruns; i++)
-		if (o->runs[i].pid && close_process(o, o->runs[i].pid) < 0)
+	for (size_t i = 0; i < o->runs.n; i++)
+		if (o->runs.runs[i].pid && close_process(o, o->runs.runs[i].pid) < 0)
 			return -1;
 	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", o->f);
 	return fflush(o->f) == 0 ? 0 : -1;
@@ -438,37 +354,30 @@ static void chrome_free(void *state)
 {
 	struct out_chrome *o = state;
 	ctp_cat_names_free(o->names);
-	json_decref(o->thread_index);
 	ctp_jsonw_free(&o->w);
-	ctp_analysis_free(o->analysis);
-	free(o->runs);
+	ctp_runs_free(&o->runs);
 	free(o);
 }
 
-int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f)
+int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f, const struct ctp_analysis *a)
 {
 	struct out_chrome *o = calloc(1, sizeof(*o));
 	if (!o)
 		return -1;
 	o->names = ctp_cat_names_new();
-	o->thread_index = json_object();
-	o->analysis = ctp_analysis_new(NULL);
-	if (!o->names || !o->thread_index || !o->analysis) {
-		ctp_cat_names_free(o->names);
-		json_decref(o->thread_index);
-		ctp_analysis_free(o->analysis);
+	if (!o->names) {
 		free(o);
 		return -1;
 	}
+	o->analysis = a;
 	ctp_jsonw_init(&o->w);
 	o->f = f;
 	if (!isatty(fileno(f)))
 		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
 	fputs("{\"traceEvents\":[\n", f);
 	out->state = o;
-	out->line = chrome_line;
+	out->event = chrome_event;
 	out->finish = chrome_finish;
 	out->free = chrome_free;
-	out->ended = chrome_ended;
 	return 0;
 }

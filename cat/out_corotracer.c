@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cat/cat.h"
+#include "cat/model/grow.h"
 #include "cat/names.h"
 #include "ctp/jsonw.h"
 
@@ -20,33 +21,42 @@
 struct out_corotracer {
 	FILE *f;
 	struct ctp_cat_names *names;
-	json_t *seqs; /* "pid:coro" -> records written for that probe */
+	/* (pid, coro) -> records written for that probe, in `seqs`. */
+	struct ctp_idmap seq_index;
+	uint64_t *seqs;
+	size_t nseqs, cap_seqs;
 	struct ctp_jsonw w;
-	uint64_t first_pid;
+	uint32_t first_pid;
 	bool have_pid, warned;
 };
 
-static uint64_t next_seq(struct out_corotracer *o, uint64_t pid, uint64_t coro)
+/* The probe's next seq; UINT64_MAX when out of memory. */
+static uint64_t next_seq(struct out_corotracer *o, uint32_t pid, uint64_t coro)
 {
-	char key[48];
-	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, pid, coro);
-	json_t *v = json_object_get(o->seqs, key);
-	uint64_t seq = v ? (uint64_t)json_integer_value(v) : 0;
-	json_object_set_new(o->seqs, key, json_integer((json_int_t)(seq + 1)));
-	return seq;
+	uint32_t at = ctp_idmap_get(&o->seq_index, pid, coro);
+	if (at == CTP_IDMAP_NONE) {
+		if (CTP_GROW(o->seqs, o->cap_seqs, o->nseqs + 1) < 0 ||
+		    ctp_idmap_put(&o->seq_index, pid, coro, (uint32_t)o->nseqs) < 0)
+			return UINT64_MAX;
+		at = (uint32_t)o->nseqs++;
+		o->seqs[at] = 0;
+	}
+	return o->seqs[at]++;
 }
 
-static uint64_t probe_addr(struct out_corotracer *o, uint64_t pid, uint64_t coro)
+static uint64_t probe_addr(struct out_corotracer *o, uint32_t pid, uint64_t coro)
 {
-	json_t *line = ctp_cat_names_coro_line(o->names, pid, coro);
-	const char *addr = json_string_value(json_object_get(line, "entry_addr"));
-	return addr ? strtoull(addr, NULL, 16) : 0;
+	const struct ctp_cat_coro_name *c = ctp_cat_names_coro_info(o->names, pid, coro);
+	return c ? c->entry_addr : 0;
 }
 
-static void put_record(struct out_corotracer *o, uint64_t pid, uint64_t coro, uint64_t tid,
-		       bool active, uint64_t ts)
+static int put_record(struct out_corotracer *o, uint32_t pid, uint64_t coro, uint32_t tid,
+		      bool active, uint64_t ts)
 {
 	struct ctp_jsonw *w = &o->w;
+	uint64_t seq = next_seq(o, pid, coro);
+	if (seq == UINT64_MAX)
+		return -1;
 	char addr[24];
 	snprintf(addr, sizeof(addr), "0x%016" PRIx64, probe_addr(o, pid, coro));
 	CTP_JSONW_LIT(w, "{\"probe_id\":");
@@ -56,40 +66,36 @@ static void put_record(struct out_corotracer *o, uint64_t pid, uint64_t coro, ui
 	CTP_JSONW_LIT(w, ",\"addr\":");
 	ctp_jsonw_str(w, addr);
 	CTP_JSONW_LIT(w, ",\"seq\":");
-	ctp_jsonw_u64(w, next_seq(o, pid, coro));
+	ctp_jsonw_u64(w, seq);
 	if (active)
 		CTP_JSONW_LIT(w, ",\"is_active\":true,\"ts\":");
 	else
 		CTP_JSONW_LIT(w, ",\"is_active\":false,\"ts\":");
 	ctp_jsonw_u64(w, ts);
 	CTP_JSONW_LIT(w, "}\n");
+	return 0;
 }
 
-static int corotracer_line(void *state, const struct ctp_trace_line *line)
+static int corotracer_event(void *state, const struct ctp_event *ev)
 {
 	struct out_corotracer *o = state;
-	const json_t *j = line->json;
-	ctp_cat_names_see(o->names, j);
-	if (strcmp(ctp_cat_type(j), "switch") != 0)
+	if (ctp_cat_names_see(o->names, ev) < 0)
+		return -1;
+	if (ev->type != CTP_EV_SWITCH)
 		return 0;
-	uint64_t pid = 0, tid = 0, ts = 0, from, to;
-	ctp_cat_u64(j, "pid", &pid);
-	ctp_cat_u64(j, "tid", &tid);
-	ctp_cat_u64(j, "ts", &ts);
 	if (!o->have_pid) {
 		o->have_pid = true;
-		o->first_pid = pid;
-	} else if (pid != o->first_pid && !o->warned) {
+		o->first_pid = ev->pid;
+	} else if (ev->pid != o->first_pid && !o->warned) {
 		o->warned = true;
 		fputs("ctp-cat: the trace has several processes; their coroutine ids mix in "
 		      "coroTracer records (--pid picks one)\n",
 		      stderr);
 	}
 	ctp_jsonw_reset(&o->w);
-	if (ctp_cat_u64(j, "from", &from))
-		put_record(o, pid, from, tid, false, ts);
-	if (ctp_cat_u64(j, "to", &to))
-		put_record(o, pid, to, tid, true, ts);
+	if ((ev->sw.from && put_record(o, ev->pid, ev->sw.from, ev->tid, false, ev->ts) < 0) ||
+	    (ev->sw.to && put_record(o, ev->pid, ev->sw.to, ev->tid, true, ev->ts) < 0))
+		return -1;
 	if (fwrite_unlocked(o->w.buf, 1, o->w.len, o->f) != o->w.len)
 		return -1;
 	return 0;
@@ -105,7 +111,8 @@ static void corotracer_free(void *state)
 {
 	struct out_corotracer *o = state;
 	ctp_cat_names_free(o->names);
-	json_decref(o->seqs);
+	ctp_idmap_free(&o->seq_index);
+	free(o->seqs);
 	ctp_jsonw_free(&o->w);
 	free(o);
 }
@@ -116,10 +123,7 @@ int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f)
 	if (!o)
 		return -1;
 	o->names = ctp_cat_names_new();
-	o->seqs = json_object();
-	if (!o->names || !o->seqs) {
-		ctp_cat_names_free(o->names);
-		json_decref(o->seqs);
+	if (!o->names) {
 		free(o);
 		return -1;
 	}
@@ -128,7 +132,7 @@ int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f)
 	if (!isatty(fileno(f)))
 		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
 	out->state = o;
-	out->line = corotracer_line;
+	out->event = corotracer_event;
 	out->finish = corotracer_finish;
 	out->free = corotracer_free;
 	return 0;

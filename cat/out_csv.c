@@ -35,43 +35,38 @@ static void put_field(FILE *f, const char *s)
 	putc_unlocked('"', f);
 }
 
-static void put_u64(FILE *f, const json_t *line, const char *key)
+static void put_u64(FILE *f, uint64_t v)
 {
-	uint64_t v;
-	if (ctp_cat_u64(line, key, &v))
+	if (v)
 		fprintf(f, "%" PRIu64, v);
 }
 
-static int csv_line(void *state, const struct ctp_trace_line *line)
+static int csv_event(void *state, const struct ctp_event *ev)
 {
 	struct out_csv *o = state;
-	const json_t *j = line->json;
-	ctp_cat_names_see(o->names, j);
-	if (strcmp(ctp_cat_type(j), "switch") != 0)
+	if (ctp_cat_names_see(o->names, ev) < 0)
+		return -1;
+	if (ev->type != CTP_EV_SWITCH)
 		return 0;
-	uint64_t pid = 0, from = 0, to = 0, stack;
-	ctp_cat_u64(j, "pid", &pid);
-	bool has_from = ctp_cat_u64(j, "from", &from);
-	bool has_to = ctp_cat_u64(j, "to", &to);
 	FILE *f = o->f;
-	put_u64(f, j, "ts");
+	put_u64(f, ev->ts);
 	putc_unlocked(',', f);
-	put_u64(f, j, "pid");
+	put_u64(f, ev->pid);
 	putc_unlocked(',', f);
-	put_u64(f, j, "tid");
+	put_u64(f, ev->tid);
 	putc_unlocked(',', f);
-	put_u64(f, j, "from");
+	put_u64(f, ev->sw.from);
 	putc_unlocked(',', f);
-	put_u64(f, j, "to");
+	put_u64(f, ev->sw.to);
 	putc_unlocked(',', f);
-	put_field(f, json_string_value(json_object_get(j, "how")));
+	put_field(f, ev->sw.how_name);
 	putc_unlocked(',', f);
-	put_field(f, has_from ? ctp_cat_names_entry(o->names, pid, from) : NULL);
+	put_field(f, ev->sw.from ? ctp_cat_names_entry(o->names, ev->pid, ev->sw.from) : NULL);
 	putc_unlocked(',', f);
-	put_field(f, has_to ? ctp_cat_names_entry(o->names, pid, to) : NULL);
+	put_field(f, ev->sw.to ? ctp_cat_names_entry(o->names, ev->pid, ev->sw.to) : NULL);
 	putc_unlocked(',', f);
-	if (ctp_cat_u64(j, "stack", &stack))
-		put_field(f, ctp_cat_names_stack_top(o->names, pid, stack));
+	if (ev->stack)
+		put_field(f, ctp_cat_names_stack_top(o->names, ev->pid, ev->stack));
 	fputs("\r\n", f);
 	return ferror(f) ? -1 : 0;
 }
@@ -105,7 +100,7 @@ int ctp_cat_out_csv_open(struct ctp_cat_output *out, FILE *f)
 	/* Written once nothing more can fail, so that a failed open writes nothing. */
 	fputs("ts,pid,tid,from,to,how,from_entry,to_entry,stack\r\n", f);
 	out->state = o;
-	out->line = csv_line;
+	out->event = csv_event;
 	out->finish = csv_finish;
 	out->free = csv_free;
 	return 0;

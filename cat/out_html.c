@@ -1,6 +1,7 @@
-/* `ctp-cat --html FILE`: the dashboard, one self-contained HTML page. Lines go to the analysis
- * and to the dashboard's own collector as they are read; at the end the page template is
- * written with the style, the data and the script put in its place. */
+/* `ctp-cat --html FILE`: the dashboard, one self-contained HTML page. Events go to the run's
+ * analysis (through the stage in front) and to the dashboard's own collector as they are read;
+ * at the end the page template is written with the style, the data and the script put in its
+ * place. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +16,21 @@ struct out_html {
 	char *trace_tool; /* the header's `tool` */
 	struct ctp_trace_end end;
 	bool ended;
-	struct ctp_analysis *analysis;
+	const struct ctp_analysis *analysis; /* fed and finished by the run's analysis stage */
 	struct ctp_html_collect collect;
-	bool collect_ready;
 };
 
-static int html_line(void *state, const struct ctp_trace_line *line)
+static int html_event(void *state, const struct ctp_event *ev)
 {
 	struct out_html *o = state;
-	if (line->number == 1 && !o->trace_tool) {
-		const char *tool = json_string_value(json_object_get(line->json, "tool"));
+	if (ev->type == CTP_EV_TRACE && !o->trace_tool) {
+		const char *tool = ev->trace.tool;
 		if (tool && !(o->trace_tool = strdup(tool))) {
 			errno = ENOMEM;
 			return -1;
 		}
 	}
-	if (ctp_analysis_add_line(o->analysis, line->json) < 0 ||
-	    ctp_html_collect_line(&o->collect, line->json) < 0) {
+	if (ctp_html_collect_event(&o->collect, ev) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -95,10 +94,6 @@ static int html_finish(void *state)
 		ctp_cat_outfile_abandon(&o->out);
 		return 0;
 	}
-	if (ctp_analysis_finish(o->analysis, end) < 0) {
-		errno = ENOMEM;
-		return -1;
-	}
 	struct ctp_jsonw data;
 	ctp_jsonw_init(&data);
 	int rc =
@@ -128,14 +123,13 @@ static void html_free(void *state)
 {
 	struct out_html *o = state;
 	ctp_cat_outfile_abandon(&o->out); /* reading failed before the end: no page */
-	ctp_analysis_free(o->analysis);
 	free(o->trace_tool);
-	if (o->collect_ready)
-		ctp_html_collect_free(&o->collect);
+	ctp_html_collect_free(&o->collect);
 	free(o);
 }
 
-int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt)
+int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt,
+			  const struct ctp_analysis *a)
 {
 	const char *source = strcmp(opt->input, "-") == 0 ? "standard input" : opt->input;
 	struct out_html *o = calloc(1, sizeof(*o));
@@ -143,13 +137,8 @@ int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_optio
 		return -1;
 	const char *slash = strrchr(source, '/');
 	o->source = slash ? slash + 1 : source;
-	o->analysis = ctp_analysis_new(&opt->analysis);
-	o->collect_ready = o->analysis && ctp_html_collect_init(&o->collect) == 0;
-	if (!o->collect_ready) {
-		html_free(o);
-		errno = ENOMEM;
-		return -1;
-	}
+	o->analysis = a;
+	ctp_html_collect_init(&o->collect, a);
 	if (ctp_cat_outfile_open(&o->out, opt->html_path) < 0) {
 		int saved = errno;
 		html_free(o);
@@ -157,7 +146,7 @@ int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_optio
 		return -1;
 	}
 	out->state = o;
-	out->line = html_line;
+	out->event = html_event;
 	out->finish = html_finish;
 	out->free = html_free;
 	out->ended = html_ended;

@@ -12,9 +12,12 @@ struct out_jsonl {
 	FILE *f;
 };
 
-static int jsonl_line(void *state, const struct ctp_trace_line *line)
+static int jsonl_event(void *state, const struct ctp_event *ev)
 {
 	struct out_jsonl *o = state;
+	const struct ctp_trace_line *line = ev->line;
+	if (!line)
+		return 0; /* derived from a format 1 trace: not one of its lines */
 	if (fwrite_unlocked(line->text, 1, line->len, o->f) != line->len ||
 	    putc_unlocked('\n', o->f) == EOF)
 		return -1;
@@ -42,7 +45,7 @@ int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f)
 	if (!isatty(fileno(f)))
 		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
 	out->state = o;
-	out->line = jsonl_line;
+	out->event = jsonl_event;
 	out->finish = jsonl_finish;
 	out->free = jsonl_free;
 	return 0;

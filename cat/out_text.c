@@ -11,6 +11,7 @@
 
 #include "cat/cat.h"
 #include "cat/names.h"
+#include "ctp/segment.h"
 
 #define OUT_BUFFER_SIZE (64u << 10)
 #define NAME_SIZE 256
@@ -39,11 +40,10 @@ static void put_clean(FILE *f, const char *s)
 }
 
 /* "   1.234567890s": seconds since the start, to the nanosecond, in a fixed width. */
-static void put_time(struct out_text *o, const json_t *line)
+static void put_time(struct out_text *o, uint64_t ts)
 {
-	uint64_t ts;
 	paint(o, DIM);
-	if (!ctp_cat_u64(line, "ts", &ts)) {
+	if (!ts) {
 		fprintf(o->f, "%15s", "-");
 	} else if (ts >= o->start) {
 		uint64_t rel = ts - o->start;
@@ -56,161 +56,156 @@ static void put_time(struct out_text *o, const json_t *line)
 	paint(o, PLAIN);
 }
 
-static void put_id(FILE *f, const json_t *line, const char *key)
+static void put_id(FILE *f, uint64_t v)
 {
-	uint64_t v;
-	if (ctp_cat_u64(line, key, &v))
+	if (v)
 		fprintf(f, " %7" PRIu64, v);
 	else
 		fprintf(f, " %7s", "-");
 }
 
-static void put_coro(struct out_text *o, uint64_t pid, const json_t *line, const char *key)
+static void put_coro(struct out_text *o, uint32_t pid, uint64_t id)
 {
-	uint64_t id;
 	char name[NAME_SIZE];
-	if (ctp_cat_u64(line, key, &id))
+	if (id)
 		put_clean(o->f, ctp_cat_names_coro(o->names, pid, id, name, sizeof(name)));
 	else
 		fputs("?", o->f);
 }
 
-static void put_stack(struct out_text *o, uint64_t pid, const json_t *line, const char *prefix)
+static void put_word(FILE *f, const char *s)
 {
-	uint64_t id;
-	if (!ctp_cat_u64(line, "stack", &id))
+	put_clean(f, s ? s : "?");
+}
+
+static void put_stack(struct out_text *o, uint32_t pid, uint32_t id, const char *prefix)
+{
+	if (!id)
 		return;
 	const char *top = ctp_cat_names_stack_top(o->names, pid, id);
 	fputs(prefix, o->f);
 	if (top)
 		put_clean(o->f, top);
 	else
-		fprintf(o->f, "stack %" PRIu64, id);
+		fprintf(o->f, "stack %" PRIu32, id);
 }
 
-static void put_process(struct out_text *o, const json_t *line)
+static void put_process(struct out_text *o, const struct ctp_event *ev)
 {
-	uint64_t ppid;
-	if (ctp_cat_u64(line, "ppid", &ppid))
-		fprintf(o->f, "ppid %" PRIu64 " ", ppid);
-	json_t *argv = json_object_get(line, "argv");
-	size_t i;
-	json_t *arg;
-	if (json_array_size(argv) == 0) {
-		const char *exe = json_string_value(json_object_get(line, "exe"));
-		put_clean(o->f, exe ? exe : "?");
+	if (ev->process.has_ppid)
+		fprintf(o->f, "ppid %" PRIu32 " ", ev->process.ppid);
+	if (ev->process.argc == 0) {
+		put_word(o->f, ev->process.exe);
 		return;
 	}
-	json_array_foreach(argv, i, arg)
-	{
+	for (size_t i = 0; i < ev->process.argc; i++) {
 		if (i)
 			putc_unlocked(' ', o->f);
-		const char *s = json_string_value(arg);
-		put_clean(o->f, s ? s : "?");
+		put_word(o->f, ev->process.argv[i]);
 	}
 }
 
-static void put_details(struct out_text *o, const char *type, uint64_t pid, const json_t *line)
+static void put_details(struct out_text *o, const struct ctp_event *ev)
 {
 	FILE *f = o->f;
-	const char *s;
-	uint64_t v;
-	if (strcmp(type, "switch") == 0) {
-		put_coro(o, pid, line, "from");
+	uint32_t pid = ev->pid;
+	switch (ev->type) {
+	case CTP_EV_SWITCH:
+		put_coro(o, pid, ev->sw.from);
 		fputs(" -> ", f);
-		put_coro(o, pid, line, "to");
-		s = json_string_value(json_object_get(line, "how"));
+		put_coro(o, pid, ev->sw.to);
 		fputs("  ", f);
-		put_clean(f, s ? s : "?");
-		put_stack(o, pid, line, "  at ");
-	} else if (strcmp(type, "coro") == 0) {
-		put_coro(o, pid, line, "coro");
-		s = json_string_value(json_object_get(line, "kind"));
+		put_word(f, ev->sw.how_name);
+		put_stack(o, pid, ev->stack, "  at ");
+		break;
+	case CTP_EV_CORO:
+		put_coro(o, pid, ev->coro);
 		fputs(" (", f);
-		put_clean(f, s ? s : "?");
+		put_word(f, ev->coro_line.kind_name);
 		fputs(")", f);
-		if (ctp_cat_u64(line, "parent", &v)) {
+		if (ev->coro_line.parent) {
 			fputs(" made by ", f);
-			put_coro(o, pid, line, "parent");
+			put_coro(o, pid, ev->coro_line.parent);
 		}
-		put_stack(o, pid, line, "  at ");
-	} else if (strcmp(type, "coro_end") == 0) {
-		put_coro(o, pid, line, "coro");
-		s = json_string_value(json_object_get(line, "how"));
+		put_stack(o, pid, ev->stack, "  at ");
+		break;
+	case CTP_EV_CORO_END:
+		put_coro(o, pid, ev->coro);
 		fputs(" ended: ", f);
-		put_clean(f, s ? s : "?");
-		s = json_string_value(json_object_get(line, "switch"));
-		if (s) {
+		put_word(f, ev->coro_end.how_name);
+		if (ev->coro_end.switch_name) {
 			fputs(" by ", f);
-			put_clean(f, s);
+			put_clean(f, ev->coro_end.switch_name);
 		}
-	} else if (strcmp(type, "process") == 0) {
-		put_process(o, line);
-	} else if (strcmp(type, "state") == 0) {
-		put_coro(o, pid, line, "coro");
-		s = json_string_value(json_object_get(line, "state"));
+		break;
+	case CTP_EV_PROCESS:
+		put_process(o, ev);
+		break;
+	case CTP_EV_STATE:
+		put_coro(o, pid, ev->coro);
 		putc_unlocked(' ', f);
-		put_clean(f, s ? s : "?");
-		if (ctp_cat_u64(line, "switches", &v))
-			fprintf(f, ", resumed %" PRIu64 "x", v);
-		put_stack(o, pid, line, "  at ");
-	} else if (strcmp(type, "loss") == 0) {
+		put_word(f, ev->state.state_name);
+		if (ev->state.has_switches)
+			fprintf(f, ", resumed %" PRIu64 "x", ev->state.switches);
+		put_stack(o, pid, ev->stack, "  at ");
+		break;
+	case CTP_EV_LOSS:
 		paint(o, ALERT);
-		if (ctp_cat_u64(line, "count", &v))
-			fprintf(f, "%" PRIu64 " events lost", v);
+		if (ev->loss.has_count)
+			fprintf(f, "%" PRIu64 " events lost", ev->loss.count);
 		else
 			fputs("events lost", f);
 		paint(o, PLAIN);
-	} else if (strcmp(type, "exit") == 0) {
-		if (ctp_cat_u64(line, "signal", &v)) {
+		break;
+	case CTP_EV_EXIT:
+		if (ev->exit.kind == CTP_EXIT_LINE_SIGNAL) {
 			paint(o, ALERT);
-			fprintf(f, "killed by signal %" PRIu64, v);
+			fprintf(f, "killed by signal %d", ev->exit.value);
 			paint(o, PLAIN);
-			if (ctp_cat_u64(line, "coro", &v)) {
+			if (ev->coro) {
 				fputs(" while running ", f);
-				put_coro(o, pid, line, "coro");
+				put_coro(o, pid, ev->coro);
 			}
-		} else if (ctp_cat_u64(line, "status", &v)) {
-			fprintf(f, "status %" PRIu64, v);
+		} else if (ev->exit.kind == CTP_EXIT_LINE_STATUS) {
+			fprintf(f, "status %d", ev->exit.value);
 		}
-	} else {
+		break;
+	default: {
 		/* A line type this version does not know: all of it, on one line. */
-		char *text = json_dumps(line, JSON_COMPACT);
+		char *text = ev->json ? json_dumps(ev->json, JSON_COMPACT) : NULL;
 		if (text)
 			put_clean(f, text);
 		free(text);
+		break;
+	}
 	}
 }
 
-static int text_line(void *state, const struct ctp_trace_line *line)
+static int text_event(void *state, const struct ctp_event *ev)
 {
 	struct out_text *o = state;
-	const json_t *j = line->json;
-	const char *type = ctp_cat_type(j);
-	ctp_cat_names_see(o->names, j);
-	if (strcmp(type, "stack") == 0)
+	if (ctp_cat_names_see(o->names, ev) < 0)
+		return -1;
+	if (ev->type == CTP_EV_STACK)
 		return 0;
-	if (strcmp(type, "trace") == 0) {
-		ctp_cat_u64(j, "start", &o->start);
-		const char *tool = json_string_value(json_object_get(j, "tool"));
+	if (ev->type == CTP_EV_TRACE) {
+		o->start = ev->trace.start;
 		fputs("# ctp trace by ", o->f);
-		put_clean(o->f, tool ? tool : "?");
+		put_word(o->f, ev->trace.tool);
 		fprintf(o->f,
 			", start %" PRIu64 " ns; columns: time since start, pid, tid, event\n",
 			o->start);
 		return ferror(o->f) ? -1 : 0;
 	}
-	uint64_t pid = 0;
-	ctp_cat_u64(j, "pid", &pid);
-	put_time(o, j);
-	put_id(o->f, j, "pid");
-	put_id(o->f, j, "tid");
+	put_time(o, ev->ts);
+	put_id(o->f, ev->pid);
+	put_id(o->f, ev->tid);
 	putc_unlocked(' ', o->f);
-	bool alert = strcmp(type, "loss") == 0 || strcmp(type, "exit") == 0;
-	paint(o, alert ? ALERT : strcmp(type, "switch") == 0 ? EVENT : NOTE);
-	fprintf(o->f, " %-8.32s ", type);
+	bool alert = ev->type == CTP_EV_LOSS || ev->type == CTP_EV_EXIT;
+	paint(o, alert ? ALERT : ev->type == CTP_EV_SWITCH ? EVENT : NOTE);
+	fprintf(o->f, " %-8.32s ", ev->type_name);
 	paint(o, PLAIN);
-	put_details(o, type, pid, j);
+	put_details(o, ev);
 	putc_unlocked('\n', o->f);
 	return ferror(o->f) ? -1 : 0;
 }
@@ -244,7 +239,7 @@ int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f)
 	if (!isatty(fileno(f)))
 		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
 	out->state = o;
-	out->line = text_line;
+	out->event = text_event;
 	out->finish = text_finish;
 	out->free = text_free;
 	return 0;

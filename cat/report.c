@@ -1,47 +1,16 @@
-#define _GNU_SOURCE /* sigabbrev_np */
 /* `ctp-cat --report` for people: what the trace holds, how far it can be trusted, then the
  * findings, most important first, each with the stacks that say where to look. Lost wakeups
  * that share their suspend and close stacks are one story and are told once. */
-#include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cat/cat.h"
 #include "cat/report.h"
 
 /* Frames shown per stack; the innermost ones say where, the rest is usually the scheduler. */
 #define FRAMES_SHOWN 8
 /* Members of a group named one by one before "and N more". */
 #define MEMBERS_SHOWN 12
-
-bool ctp_cat_report_tracer_frame(const struct ctp_analysis_frame *fr)
-{
-	if (!fr->module)
-		return false;
-	const char *base = strrchr(fr->module, '/');
-	base = base ? base + 1 : fr->module;
-	return strncmp(base, "libctp_preload", 14) == 0 || strncmp(base, "libunwind", 9) == 0;
-}
-
-bool ctp_cat_report_shows_frame(const struct ctp_analysis_stack *s, size_t i)
-{
-	if (!ctp_cat_report_tracer_frame(&s->frames[i]))
-		return true;
-	for (size_t k = 0; k < s->nframes; k++)
-		if (!ctp_cat_report_tracer_frame(&s->frames[k]))
-			return false;
-	return true;
-}
-
-const char *ctp_cat_report_signal_name(int sig)
-{
-	static __thread char buf[24];
-	const char *abbrev = sigabbrev_np(sig);
-	snprintf(buf, sizeof(buf), "SIG%s", abbrev ? abbrev : "?");
-	return buf;
-}
 
 static void print_duration(FILE *f, uint64_t ns)
 {
@@ -430,83 +399,4 @@ int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name)
 		i++;
 	}
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
-}
-
-/* ---- the output ctp-cat's read loop feeds ---- */
-
-struct out_report {
-	FILE *f;
-	bool json;
-	const char *name;
-	struct ctp_analysis *a;
-	struct ctp_trace_end end;
-	bool ended;
-	int status;
-};
-
-static int report_line(void *state, const struct ctp_trace_line *line)
-{
-	struct out_report *o = state;
-	if (ctp_analysis_add_line(o->a, line->json) < 0) {
-		errno = ENOMEM;
-		return -1;
-	}
-	return 0;
-}
-
-static void report_ended(void *state, const struct ctp_trace_end *end)
-{
-	struct out_report *o = state;
-	o->end = *end;
-	o->ended = true;
-}
-
-static int report_finish(void *state)
-{
-	struct out_report *o = state;
-	/* Not a trace, or unreadable: the read loop says so; there is nothing to report on. */
-	if (o->ended && (o->end.kind == CTP_TRACE_NOT_TRACE || o->end.kind == CTP_TRACE_IO_ERROR))
-		return 0;
-	if (ctp_analysis_finish(o->a, o->ended ? &o->end : NULL) < 0) {
-		errno = ENOMEM;
-		return -1;
-	}
-	int rc = o->json ? ctp_cat_report_json(o->f, o->a, o->name)
-			 : ctp_cat_report_text(o->f, o->a, o->name);
-	if (rc < 0)
-		return -1;
-	o->status = ctp_analysis_failure_count(o->a) ? CTP_CAT_EXIT_FINDINGS : CTP_CAT_EXIT_OK;
-	return 0;
-}
-
-static int report_status(void *state)
-{
-	return ((struct out_report *)state)->status;
-}
-
-static void report_free(void *state)
-{
-	struct out_report *o = state;
-	ctp_analysis_free(o->a);
-	free(o);
-}
-
-int ctp_cat_out_report_open(struct ctp_cat_output *out, FILE *f, const struct ctp_cat_options *opt)
-{
-	struct out_report *o = calloc(1, sizeof(*o));
-	if (!o || !(o->a = ctp_analysis_new(&opt->analysis))) {
-		free(o);
-		errno = ENOMEM;
-		return -1;
-	}
-	o->f = f;
-	o->json = opt->format == CTP_CAT_FORMAT_REPORT_JSON;
-	o->name = strcmp(opt->input, "-") == 0 ? "(standard input)" : opt->input;
-	out->state = o;
-	out->line = report_line;
-	out->ended = report_ended;
-	out->finish = report_finish;
-	out->status = report_status;
-	out->free = report_free;
-	return 0;
 }

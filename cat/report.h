@@ -1,5 +1,6 @@
 /* `ctp-cat --report`: the analysis (cat/analysis.h) written for people (report.c) or as JSON
- * (report_json.c). docs/report.md describes both. */
+ * (report_json.c), both showing frames alike (report_frames.c); out_report.c is the output the
+ * read loop feeds. docs/report.md describes both. */
 #ifndef CTP_CAT_REPORT_H
 #define CTP_CAT_REPORT_H
 
