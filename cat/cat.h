@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cat/analysis.h"
-#include "cat/filter.h"
+#include "cat/analysis/analysis.h"
+#include "cat/outputs/filter.h"
 #include "cat/model/event.h"
 #include "ctp/trace_reader.h"
 
@@ -20,23 +20,24 @@ enum {
 
 enum ctp_cat_format {
 	CTP_CAT_FORMAT_JSONL,
-	CTP_CAT_FORMAT_TEXT, /* the views: cat/out_text.c, out_csv.c, ... */
+	CTP_CAT_FORMAT_TEXT, /* the views: cat/outputs/out_text.c, out_csv.c, ... */
 	CTP_CAT_FORMAT_CSV,
 	CTP_CAT_FORMAT_COROTRACER,
 	CTP_CAT_FORMAT_CHROME,
-	CTP_CAT_FORMAT_SQLITE, /* export into a database (cat/export.h) */
+	CTP_CAT_FORMAT_SQLITE, /* export into a database (cat/export/export.h) */
 	CTP_CAT_FORMAT_POSTGRES,
 	CTP_CAT_FORMAT_MYSQL,
-	CTP_CAT_FORMAT_REPORT, /* --report: findings for people (cat/report.c) */
+	CTP_CAT_FORMAT_REPORT, /* --report: findings for people (cat/analysis/report.c) */
 	CTP_CAT_FORMAT_REPORT_JSON,
-	CTP_CAT_FORMAT_HTML, /* --html: the dashboard page (cat/out_html.c) */
+	CTP_CAT_FORMAT_HTML, /* --html: the dashboard page (cat/html/out_html.c) */
 };
 
 /* What the command line asked for. */
 struct ctp_cat_options {
 	const char *input; /* a path, or "-" for standard input */
 	enum ctp_cat_format format;
-	/* The views: --pid, --coro, --tid, --type, --since, --until (cat/filter.h); --follow. */
+	/* The views: --pid, --coro, --tid, --type, --since, --until (cat/outputs/filter.h);
+	 * --follow. */
 	struct ctp_cat_filter_spec filter;
 	bool follow;
 	const char *export_target; /* the database file or URI of an export */
@@ -69,11 +70,11 @@ int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_csv_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f);
 
-/* The outputs that show the model take the run's one analysis (cat/analysis_stage.c feeds it
- * each event before they get it, and finishes it before their `finish`). */
+/* The outputs that show the model take the run's one analysis (cat/analysis/analysis_stage.c feeds
+ * it each event before they get it, and finishes it before their `finish`). */
 int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f, const struct ctp_analysis *a);
 
-/* --report: the analysis's findings as text or JSON (cat/out_report.c). */
+/* --report: the analysis's findings as text or JSON (cat/analysis/out_report.c). */
 int ctp_cat_out_report_open(struct ctp_cat_output *out, FILE *f, const struct ctp_cat_options *opt,
 			    const struct ctp_analysis *a);
 
@@ -81,7 +82,7 @@ int ctp_cat_out_report_open(struct ctp_cat_output *out, FILE *f, const struct ct
 int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt,
 			  const struct ctp_analysis *a);
 
-/* An export into the database the options name (cat/export_session.c). */
+/* An export into the database the options name (cat/export/export_session.c). */
 int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt,
 			    const struct ctp_analysis *a);
 

@@ -15,7 +15,7 @@ static const char *display_name(const char *input)
 	return strcmp(input, "-") == 0 ? "(standard input)" : input;
 }
 
-/* The outputs that show the model share the run's one analysis (cat/analysis_stage.c). */
+/* The outputs that show the model share the run's one analysis (cat/analysis/analysis_stage.c). */
 static bool shows_model(enum ctp_cat_format format)
 {
 	switch (format) {

@@ -1,5 +1,5 @@
-/* The report's analysis (cat/analysis.h) on small hand-built traces: a coroutine stranded on an
- * fd that was closed while it waited is a lost wakeup, found from the station's word and from
+/* The report's analysis (cat/analysis/analysis.h) on small hand-built traces: a coroutine stranded
+ * on an fd that was closed while it waited is a lost wakeup, found from the station's word and from
  * the events alone, with the close that stranded it; a healthy exchange, a coroutine woken
  * after the close, and a close from before the wait give no such finding; loss makes findings
  * uncertain. docs/report.md defines the findings. */
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "cat/analysis.h"
+#include "cat/analysis/analysis.h"
 
 #define S 1000000000ull /* one second in ns */
 
