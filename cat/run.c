@@ -6,6 +6,7 @@
 
 #include "cat/cat.h"
 #include "cat/follow.h"
+#include "cat/progress.h"
 
 /* Past this many bad lines, stop naming each: a garbled trace must not bury the summary. */
 #define BAD_LINES_SHOWN 20
@@ -200,6 +201,9 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 	bool output_failed = false;
 	struct ctp_event_decoder decoder;
 	ctp_event_decoder_init(&decoder);
+	struct ctp_cat_progress progress = {0};
+	if (!follow)
+		ctp_cat_progress_start(&progress, opt->input, name);
 	for (; item != CTP_TRACE_END; item = ctp_trace_reader_next(r, &line)) {
 		if (item == CTP_TRACE_BAD_LINE) {
 			uint64_t bad = ctp_trace_reader_end(r)->bad_lines;
@@ -212,6 +216,7 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			status = CTP_CAT_EXIT_INCOMPLETE;
 			continue;
 		}
+		ctp_cat_progress_tick(&progress, r, line.number);
 		enum ctp_event_type type;
 		if (feed(&decoder, &out, &line, &type) < 0) {
 			output_failed = true;
@@ -225,6 +230,7 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			}
 		}
 	}
+	ctp_cat_progress_end(&progress);
 	if (!output_failed && out.ended)
 		out.ended(out.state, ctp_trace_reader_end(r));
 	if (!output_failed && out.finish(out.state) < 0)

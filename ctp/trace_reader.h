@@ -94,6 +94,9 @@ uint64_t ctp_trace_end_uncounted(const struct ctp_trace_end *end);
 /* How reading ended; meaningful once ctp_trace_reader_next() returned CTP_TRACE_END. */
 const struct ctp_trace_end *ctp_trace_reader_end(const struct ctp_trace_reader *r);
 
+/* Compressed bytes read so far (for progress shown while reading). */
+uint64_t ctp_trace_reader_input_bytes(const struct ctp_trace_reader *r);
+
 /* The header line's object once it has been read, else NULL (borrowed). */
 json_t *ctp_trace_reader_header(const struct ctp_trace_reader *r);
 
