@@ -35,6 +35,15 @@ static void end_line(struct ctp_emitter *e)
 	ctp_jsonw_reset(&e->w);
 }
 
+/* A number, or null when it is not known. */
+static void u64_if(struct ctp_jsonw *w, bool known, uint64_t v)
+{
+	if (known)
+		ctp_jsonw_u64(w, v);
+	else
+		ctp_jsonw_null(w);
+}
+
 /* A number, or null when zero means unknown. */
 static void u64_or_null(struct ctp_jsonw *w, uint64_t v)
 {
@@ -112,10 +121,7 @@ void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l)
 	CTP_JSONW_LIT(w, ",\"tid\":");
 	u64_or_null(w, l->tid);
 	CTP_JSONW_LIT(w, ",\"ts\":");
-	if (l->has_ts)
-		ctp_jsonw_u64(w, l->ts);
-	else
-		ctp_jsonw_null(w);
+	u64_if(w, l->has_ts, l->ts);
 	CTP_JSONW_LIT(w, ",\"stack\":");
 	u64_or_null(w, l->stack);
 	end_line(e);
@@ -213,10 +219,7 @@ void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l)
 	CTP_JSONW_LIT(w, ",\"tid\":");
 	u64_or_null(w, l->tid);
 	CTP_JSONW_LIT(w, ",\"since\":");
-	if (l->has_since)
-		ctp_jsonw_u64(w, l->since);
-	else
-		ctp_jsonw_null(w);
+	u64_if(w, l->has_since, l->since);
 	CTP_JSONW_LIT(w, ",\"stack\":");
 	u64_or_null(w, l->stack);
 	CTP_JSONW_LIT(w, ",\"switches\":");
@@ -319,10 +322,7 @@ void ctp_emit_coro_end(struct ctp_emitter *e, const struct ctp_coro_end_line *l)
 	CTP_JSONW_LIT(w, ",\"tid\":");
 	u64_or_null(w, l->tid);
 	CTP_JSONW_LIT(w, ",\"ts\":");
-	if (l->has_ts)
-		ctp_jsonw_u64(w, l->ts);
-	else
-		ctp_jsonw_null(w);
+	u64_if(w, l->has_ts, l->ts);
 	CTP_JSONW_LIT(w, ",\"how\":");
 	ctp_jsonw_str(w, ctp_name_of(&ctp_end_how_names, l->how));
 	if (l->how == CTP_END_ENDED) {
