@@ -5,8 +5,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cat/analysis.h"
-#include "cat/filter.h"
+#include "cat/analysis/analysis.h"
+#include "cat/model/event.h"
+#include "cat/outputs/filter.h"
 #include "cat/reader/trace_reader.h"
 
 /* Exit codes, as --help documents them. */
@@ -19,23 +20,24 @@ enum {
 
 enum ctp_cat_format {
 	CTP_CAT_FORMAT_JSONL,
-	CTP_CAT_FORMAT_TEXT, /* the views: cat/out_text.c, out_csv.c, ... */
+	CTP_CAT_FORMAT_TEXT, /* the views: cat/outputs/out_text.c, out_csv.c, ... */
 	CTP_CAT_FORMAT_CSV,
 	CTP_CAT_FORMAT_COROTRACER,
 	CTP_CAT_FORMAT_CHROME,
-	CTP_CAT_FORMAT_SQLITE, /* export into a database (cat/export.h) */
+	CTP_CAT_FORMAT_SQLITE, /* export into a database (cat/export/export.h) */
 	CTP_CAT_FORMAT_POSTGRES,
 	CTP_CAT_FORMAT_MYSQL,
-	CTP_CAT_FORMAT_REPORT, /* --report: findings for people (cat/report.c) */
+	CTP_CAT_FORMAT_REPORT, /* --report: findings for people (cat/analysis/report.c) */
 	CTP_CAT_FORMAT_REPORT_JSON,
-	CTP_CAT_FORMAT_HTML, /* --html: the dashboard page (cat/out_html.c) */
+	CTP_CAT_FORMAT_HTML, /* --html: the dashboard page (cat/html/out_html.c) */
 };
 
 /* What the command line asked for. */
 struct ctp_cat_options {
 	const char *input; /* a path, or "-" for standard input */
 	enum ctp_cat_format format;
-	/* The views: --pid, --coro, --tid, --type, --since, --until (cat/filter.h); --follow. */
+	/* The views: --pid, --coro, --tid, --type, --since, --until (cat/outputs/filter.h);
+	 * --follow. */
 	struct ctp_cat_filter_spec filter;
 	bool follow;
 	const char *export_target; /* the database file or URI of an export */
@@ -44,11 +46,13 @@ struct ctp_cat_options {
 	const char *html_path;		      /* --html: the page to write */
 };
 
-/* Where lines go. `line` and `finish` return 0, or -1 with errno set when the output failed
- * (EPIPE: the reader of our output went away; ECANCELED: the output has said why on stderr). */
+/* Where the trace's events go (cat/model/event.h: each line decoded once, and the ends a format
+ * 1 trace leaves to derive). `event` and `finish` return 0, or -1 with errno set when the output
+ * failed (EPIPE: the reader of our output went away; ECANCELED: the output has said why on
+ * stderr). */
 struct ctp_cat_output {
 	void *state;
-	int (*line)(void *state, const struct ctp_trace_line *line);
+	int (*event)(void *state, const struct ctp_event *ev);
 	int (*finish)(void *state);
 	void (*free)(void *state);
 	/* Optional: how reading ended, told before finish when the trace was read to its end. */
@@ -57,7 +61,7 @@ struct ctp_cat_output {
 	int (*status)(void *state);
 };
 
-/* JSON Lines, each line passed through byte for byte. */
+/* JSON Lines, each line passed through byte for byte (derived events have no line: none). */
 int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f);
 
 /* The views (docs/ctp-cat.md): aligned text for people, CSV rows of switches, coroTracer's
@@ -65,16 +69,28 @@ int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_csv_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f);
-int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f);
 
-/* --report: the analysis's findings as text or JSON (cat/report.c). */
-int ctp_cat_out_report_open(struct ctp_cat_output *out, FILE *f, const struct ctp_cat_options *opt);
+/* The outputs that show the model take the run's one analysis (cat/analysis/analysis_stage.c feeds
+ * it each event before they get it, and finishes it before their `finish`). */
+int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f, const struct ctp_analysis *a);
+
+/* --report: the analysis's findings as text or JSON (cat/analysis/out_report.c). */
+int ctp_cat_out_report_open(struct ctp_cat_output *out, FILE *f, const struct ctp_cat_options *opt,
+			    const struct ctp_analysis *a);
 
 /* --html: the dashboard, one self-contained page written to opt->html_path (docs/dashboard.md). */
-int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt);
+int ctp_cat_out_html_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt,
+			  const struct ctp_analysis *a);
 
-/* An export into the database the options name (cat/export_session.c). */
-int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt);
+/* An export into the database the options name (cat/export/export_session.c). */
+int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_options *opt,
+			    const struct ctp_analysis *a);
+
+/* Makes `out` feed `a` (which it then owns) each event before `inner` gets it, and finish it
+ * before inner's finish: the one lifecycle of the run's analysis. -1 when out of memory (inner
+ * and a are then not taken). */
+int ctp_cat_analysis_stage_open(struct ctp_cat_output *out, struct ctp_analysis *a,
+				const struct ctp_cat_output *inner);
 
 /* Prints the export schema's DDL for "sqlite", "postgres" or "mysql"; returns the exit code. */
 int ctp_cat_print_schema(const char *database, FILE *f);

@@ -17,8 +17,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "cat/names.h"
-
 #define POLL_MS 200
 #define COPY_SIZE (64u << 10)
 
@@ -198,11 +196,6 @@ struct ctp_trace_reader *ctp_cat_follow_open(const char *path, struct ctp_cat_fo
 	}
 	*out = fl;
 	return r;
-}
-
-bool ctp_cat_follow_is_end_line(const struct ctp_trace_line *line)
-{
-	return line->json && strcmp(ctp_cat_type(line->json), "end") == 0;
 }
 
 void ctp_cat_follow_flush_if_idle(const struct ctp_cat_follow *fl, FILE *f)

@@ -1,7 +1,7 @@
 /* --follow: reading a trace that is still being written, like `tail -f`. A thread copies the
  * file's bytes into a pipe as they appear and the ordinary trace reader reads the pipe, so the
  * reader needs no notion of "wait for more". Following ends when
- *   - the trace's `end` line arrives (the caller stops reading: ctp_cat_follow_is_end_line),
+ *   - the trace's `end` line arrives (the caller stops reading at it),
  *   - no process has the file open for writing any more and all of it was copied (the writer
  *     is gone; told by a read lease, which the kernel grants only then),
  *   - or on SIGINT/SIGTERM.
@@ -20,9 +20,6 @@ struct ctp_cat_follow;
  * reader of it; *out is the follower to close after the reader is freed. NULL with errno set on
  * failure. Installs handlers for SIGINT and SIGTERM. */
 struct ctp_trace_reader *ctp_cat_follow_open(const char *path, struct ctp_cat_follow **out);
-
-/* Whether `line` is the trace's `end` line, after which nothing more comes. */
-bool ctp_cat_follow_is_end_line(const struct ctp_trace_line *line);
 
 /* Flushes `f` when no more bytes wait in the pipe, so that what was read shows without delay
  * while a big backlog still goes out in large writes. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cat/cat.h"
-#include "cat/timespec.h"
+#include "cat/duration.h"
 #include "ctp/version.h"
 
 static void print_help(FILE *f)
@@ -31,8 +31,9 @@ static void print_help(FILE *f)
 	      "      --coro=ID        lines of these coroutines (coro, from or to)\n"
 	      "      --tid=TID        lines of these threads\n"
 	      "      --type=TYPE      lines of these types (switch, coro, state, ...)\n"
-	      "      --since=TIME     lines at or after TIME, --until=TIME at or before:\n"
-	      "      --until=TIME     ns as in the trace, or since its start: 1.5s, 200ms, 3us\n"
+	      "      --since=TIME     lines at or after TIME, --until=TIME at or before: a\n"
+	      "      --until=TIME     duration since the trace's start (1.5s, 200ms, 3us), or\n"
+	      "                       digits alone: an absolute time in ns, as the trace has\n"
 	      "\n"
 	      "Export (docs/schema.md): the trace goes into a database instead, one\n"
 	      "transaction per trace; exporting the same trace twice is refused.\n"
@@ -48,9 +49,11 @@ static void print_help(FILE *f)
 	      "                             hogging and leaked coroutines, with their stacks\n"
 	      "      --json                 with --report: the same as one JSON document\n"
 	      "      --missed-after=TIME    readiness not followed by a resume within TIME is\n"
-	      "                             missed (default 1s; units ns, us, ms, s, m)\n"
+	      "                             missed (default 1s)\n"
 	      "      --never-yielded-after=TIME  a coroutine running TIME without a switch\n"
 	      "                             hogs its thread (default 1s)\n"
+	      "Durations always carry a unit: ns, us, ms, s or m (1.5s, 200ms); a bare number\n"
+	      "is not a duration.\n"
 	      "\n"
 	      "Dashboard (docs/dashboard.md):\n"
 	      "      --html PAGE            write one self-contained HTML page: summary,\n"
@@ -210,11 +213,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MISSED_AFTER:
 		case OPT_NEVER_YIELDED_AFTER:
-			if (ctp_parse_duration(optarg,
-					       c == OPT_MISSED_AFTER
-						       ? &opt.analysis.missed_after_ns
-						       : &opt.analysis.never_yielded_after_ns) < 0)
-				return usage_error("not a duration (500ms, 2s, ...): '%s'", optarg);
+			if (!ctp_cat_parse_duration(optarg,
+						    c == OPT_MISSED_AFTER
+							    ? &opt.analysis.missed_after_ns
+							    : &opt.analysis.never_yielded_after_ns))
+				return usage_error(
+					"not a duration with a unit (500ms, 2s, ...): '%s'",
+					optarg);
 			thresholds = true;
 			break;
 		case OPT_FORMAT:

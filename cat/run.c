@@ -6,6 +6,7 @@
 
 #include "cat/cat.h"
 #include "cat/follow.h"
+#include "cat/progress.h"
 
 /* Past this many bad lines, stop naming each: a garbled trace must not bury the summary. */
 #define BAD_LINES_SHOWN 20
@@ -15,7 +16,25 @@ static const char *display_name(const char *input)
 	return strcmp(input, "-") == 0 ? "(standard input)" : input;
 }
 
-static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output *out)
+/* The outputs that show the model share the run's one analysis (cat/analysis/analysis_stage.c). */
+static bool shows_model(enum ctp_cat_format format)
+{
+	switch (format) {
+	case CTP_CAT_FORMAT_CHROME:
+	case CTP_CAT_FORMAT_SQLITE:
+	case CTP_CAT_FORMAT_POSTGRES:
+	case CTP_CAT_FORMAT_MYSQL:
+	case CTP_CAT_FORMAT_REPORT:
+	case CTP_CAT_FORMAT_REPORT_JSON:
+	case CTP_CAT_FORMAT_HTML:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output *out,
+		       const struct ctp_analysis *a)
 {
 	switch (opt->format) {
 	case CTP_CAT_FORMAT_JSONL:
@@ -27,26 +46,43 @@ static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output 
 	case CTP_CAT_FORMAT_COROTRACER:
 		return ctp_cat_out_corotracer_open(out, stdout);
 	case CTP_CAT_FORMAT_CHROME:
-		return ctp_cat_out_chrome_open(out, stdout);
+		return ctp_cat_out_chrome_open(out, stdout, a);
 	case CTP_CAT_FORMAT_SQLITE:
 	case CTP_CAT_FORMAT_POSTGRES:
 	case CTP_CAT_FORMAT_MYSQL:
-		return ctp_cat_out_export_open(out, opt);
+		return ctp_cat_out_export_open(out, opt, a);
 	case CTP_CAT_FORMAT_REPORT:
 	case CTP_CAT_FORMAT_REPORT_JSON:
-		return ctp_cat_out_report_open(out, stdout, opt);
+		return ctp_cat_out_report_open(out, stdout, opt, a);
 	case CTP_CAT_FORMAT_HTML:
-		return ctp_cat_out_html_open(out, opt);
+		return ctp_cat_out_html_open(out, opt, a);
 	}
 	errno = EINVAL;
 	return -1;
 }
 
-/* The output, behind the filters when any is asked for. */
+/* The output, behind the analysis stage when it shows the model, behind the filters when any
+ * is asked for. */
 static int open_filtered_output(const struct ctp_cat_options *opt, struct ctp_cat_output *out)
 {
-	if (open_output(opt, out) < 0)
+	struct ctp_analysis *a = NULL;
+	if (shows_model(opt->format) && !(a = ctp_analysis_new(&opt->analysis))) {
+		errno = ENOMEM;
 		return -1;
+	}
+	if (open_output(opt, out, a) < 0) {
+		ctp_analysis_free(a);
+		return -1;
+	}
+	if (a) {
+		struct ctp_cat_output inner = *out;
+		if (ctp_cat_analysis_stage_open(out, a, &inner) < 0) {
+			inner.free(inner.state);
+			ctp_analysis_free(a);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
 	if (!ctp_cat_filter_active(&opt->filter))
 		return 0;
 	struct ctp_cat_output inner = *out;
@@ -55,6 +91,21 @@ static int open_filtered_output(const struct ctp_cat_options *opt, struct ctp_ca
 		return -1;
 	}
 	return 0;
+}
+
+/* Decodes one line (once) and hands its events to the output: first an event the decoder
+ * derived (a format 1 trace's coroutine end), then the line's own. */
+static int feed(struct ctp_event_decoder *d, const struct ctp_cat_output *out,
+		const struct ctp_trace_line *line, enum ctp_event_type *type)
+{
+	struct ctp_event ev;
+	if (ctp_event_decode(d, line, &ev) < 0)
+		return -1;
+	*type = ev.type;
+	const struct ctp_event *derived = ctp_event_derived(d);
+	if (derived && out->event(out->state, derived) < 0)
+		return -1;
+	return out->event(out->state, &ev);
 }
 
 /* Checks the collector's `end` line against what was read: the trace is whole only when the
@@ -148,6 +199,11 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 
 	int status = CTP_CAT_EXIT_OK;
 	bool output_failed = false;
+	struct ctp_event_decoder decoder;
+	ctp_event_decoder_init(&decoder);
+	struct ctp_cat_progress progress = {0};
+	if (!follow)
+		ctp_cat_progress_start(&progress, opt->input, name);
 	for (; item != CTP_TRACE_END; item = ctp_trace_reader_next(r, &line)) {
 		if (item == CTP_TRACE_BAD_LINE) {
 			uint64_t bad = ctp_trace_reader_end(r)->bad_lines;
@@ -160,18 +216,21 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			status = CTP_CAT_EXIT_INCOMPLETE;
 			continue;
 		}
-		if (out.line(out.state, &line) < 0) {
+		ctp_cat_progress_tick(&progress, r, line.number);
+		enum ctp_event_type type;
+		if (feed(&decoder, &out, &line, &type) < 0) {
 			output_failed = true;
 			break;
 		}
 		if (follow) {
 			ctp_cat_follow_flush_if_idle(follow, stdout);
-			if (ctp_cat_follow_is_end_line(&line)) {
+			if (type == CTP_EV_END) {
 				saw_end = true;
 				break;
 			}
 		}
 	}
+	ctp_cat_progress_end(&progress);
 	if (!output_failed && out.ended)
 		out.ended(out.state, ctp_trace_reader_end(r));
 	if (!output_failed && out.finish(out.state) < 0)
@@ -201,6 +260,7 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			status = out_status;
 	}
 	out.free(out.state);
+	ctp_event_decoder_free(&decoder);
 	ctp_trace_reader_free(r);
 	ctp_cat_follow_close(follow);
 	return status;

@@ -10,8 +10,9 @@
 
 enum {
 	CTP_CORO_ANNOUNCED = 1, /* its `coro` line has been written */
-	CTP_CORO_ENDED = 2,	/* an EXIT record was seen */
+	CTP_CORO_ENDED = 2,	/* its `coro_end` line has been written */
 	CTP_CORO_FINAL = 4,	/* its `state` line has been written */
+	CTP_CORO_THREAD = 8,	/* a thread's own coroutine (kind "thread") */
 };
 
 struct ctp_coro {

@@ -1,5 +1,8 @@
 #include "collector/emit.h"
 
+#include <stdio.h>
+
+#include "ctp/names.h"
 #include "ctp/segment.h"
 #include "ctp/version.h"
 
@@ -8,6 +11,16 @@ void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z)
 	ctp_jsonw_init(&e->w);
 	e->z = z;
 	e->processes = e->coros = e->switches = e->lost = 0;
+	/* A switch line's `how` and the key after it, made once from the names table: nearly
+	 * every line is a switch, and this spares escaping the same word each time. */
+	for (uint32_t how = 0; how < CTP_EMIT_HOW_COUNT; how++) {
+		const char *name = ctp_name_of(&ctp_switch_how_names, how);
+		int n = name ? snprintf(e->how_json[how], sizeof(e->how_json[how]),
+					",\"how\":\"%s\",\"stack\":", name)
+			     : snprintf(e->how_json[how], sizeof(e->how_json[how]),
+					",\"how\":null,\"stack\":");
+		e->how_len[how] = (uint8_t)n;
+	}
 }
 
 void ctp_emit_free(struct ctp_emitter *e)
@@ -22,6 +35,15 @@ static void end_line(struct ctp_emitter *e)
 	ctp_jsonw_reset(&e->w);
 }
 
+/* A number, or null when it is not known. */
+static void u64_if(struct ctp_jsonw *w, bool known, uint64_t v)
+{
+	if (known)
+		ctp_jsonw_u64(w, v);
+	else
+		ctp_jsonw_null(w);
+}
+
 /* A number, or null when zero means unknown. */
 static void u64_or_null(struct ctp_jsonw *w, uint64_t v)
 {
@@ -31,55 +53,10 @@ static void u64_or_null(struct ctp_jsonw *w, uint64_t v)
 		ctp_jsonw_null(w);
 }
 
-static const char *kind_name(uint32_t kind)
-{
-	switch (kind) {
-	case CTP_KIND_THREAD:
-		return "thread";
-	case CTP_KIND_UCONTEXT:
-		return "ucontext";
-	case CTP_KIND_FCONTEXT:
-		return "fcontext";
-	}
-	return NULL;
-}
-
-static const char *state_name(uint32_t state)
-{
-	switch (state) {
-	case CTP_STATE_CREATED:
-		return "created";
-	case CTP_STATE_RUNNING:
-		return "running";
-	case CTP_STATE_SUSPENDED:
-		return "suspended";
-	case CTP_STATE_EXITED:
-		return "exited";
-	}
-	return NULL;
-}
-
-static const char *op_name(uint32_t op)
-{
-	switch (op) {
-	case CTP_OP_READ:
-		return "read";
-	case CTP_OP_WRITE:
-		return "write";
-	case CTP_OP_ACCEPT:
-		return "accept";
-	case CTP_OP_CONNECT:
-		return "connect";
-	case CTP_OP_POLL:
-		return "poll";
-	}
-	return NULL;
-}
-
 void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns)
 {
 	struct ctp_jsonw *w = &e->w;
-	CTP_JSONW_LIT(w, "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":1,\"tool\":");
+	CTP_JSONW_LIT(w, "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":2,\"tool\":");
 	ctp_jsonw_str(w, ctp_version_string());
 	CTP_JSONW_LIT(w, ",\"start\":");
 	ctp_jsonw_u64(w, start_ns);
@@ -87,7 +64,7 @@ void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns)
 }
 
 void ctp_emit_process(struct ctp_emitter *e, uint32_t pid, uint32_t ppid, const char *strings,
-		      size_t len, uint32_t argc)
+		      size_t len, uint32_t argc, int stack_depth)
 {
 	struct ctp_jsonw *w = &e->w;
 	CTP_JSONW_LIT(w, "{\"type\":\"process\",\"pid\":");
@@ -114,6 +91,11 @@ void ctp_emit_process(struct ctp_emitter *e, uint32_t pid, uint32_t ppid, const 
 		pos += n + 1;
 	}
 	CTP_JSONW_LIT(w, "]");
+	CTP_JSONW_LIT(w, ",\"stack_depth\":");
+	if (stack_depth >= 0)
+		ctp_jsonw_u64(w, (uint64_t)stack_depth);
+	else
+		ctp_jsonw_null(w);
 	end_line(e);
 	e->processes++;
 }
@@ -126,7 +108,7 @@ void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l)
 	CTP_JSONW_LIT(w, ",\"coro\":");
 	ctp_jsonw_u64(w, l->coro);
 	CTP_JSONW_LIT(w, ",\"kind\":");
-	ctp_jsonw_str(w, kind_name(l->kind));
+	ctp_jsonw_str(w, ctp_name_of(&ctp_kind_names, l->kind));
 	CTP_JSONW_LIT(w, ",\"entry\":");
 	ctp_jsonw_str(w, l->entry);
 	CTP_JSONW_LIT(w, ",\"entry_addr\":");
@@ -139,26 +121,12 @@ void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l)
 	CTP_JSONW_LIT(w, ",\"tid\":");
 	u64_or_null(w, l->tid);
 	CTP_JSONW_LIT(w, ",\"ts\":");
-	if (l->has_ts)
-		ctp_jsonw_u64(w, l->ts);
-	else
-		ctp_jsonw_null(w);
+	u64_if(w, l->has_ts, l->ts);
 	CTP_JSONW_LIT(w, ",\"stack\":");
 	u64_or_null(w, l->stack);
 	end_line(e);
 	e->coros++;
 }
-
-static const char *const how_json[] = {
-	",\"how\":null,\"stack\":",
-	",\"how\":\"swapcontext\",\"stack\":",
-	",\"how\":\"setcontext\",\"stack\":",
-	",\"how\":\"return\",\"stack\":",
-	",\"how\":\"jump_fcontext\",\"stack\":",
-	",\"how\":\"ontop_fcontext\",\"stack\":",
-	",\"how\":\"siglongjmp\",\"stack\":",
-};
-static const unsigned char how_len[] = {20, 29, 28, 24, 31, 32, 28};
 
 void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,
 		     uint64_t to, uint32_t how, uint32_t stack)
@@ -176,9 +144,9 @@ void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t
 	ctp_jsonw_u64(w, from);
 	CTP_JSONW_LIT(w, ",\"to\":");
 	ctp_jsonw_u64(w, to);
-	if (how >= sizeof(how_len))
+	if (how >= CTP_EMIT_HOW_COUNT)
 		how = 0;
-	ctp_jsonw_raw(w, how_json[how], how_len[how]);
+	ctp_jsonw_raw(w, e->how_json[how], e->how_len[how]);
 	u64_or_null(w, stack);
 	end_line(e);
 	e->switches++;
@@ -247,14 +215,11 @@ void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l)
 	CTP_JSONW_LIT(w, ",\"coro\":");
 	ctp_jsonw_u64(w, l->coro);
 	CTP_JSONW_LIT(w, ",\"state\":");
-	ctp_jsonw_str(w, state_name(l->state));
+	ctp_jsonw_str(w, ctp_name_of(&ctp_state_names, l->state));
 	CTP_JSONW_LIT(w, ",\"tid\":");
 	u64_or_null(w, l->tid);
 	CTP_JSONW_LIT(w, ",\"since\":");
-	if (l->has_since)
-		ctp_jsonw_u64(w, l->since);
-	else
-		ctp_jsonw_null(w);
+	u64_if(w, l->has_since, l->since);
 	CTP_JSONW_LIT(w, ",\"stack\":");
 	u64_or_null(w, l->stack);
 	CTP_JSONW_LIT(w, ",\"switches\":");
@@ -264,30 +229,13 @@ void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l)
 		CTP_JSONW_LIT(w, ",\"wait\":{\"fd\":");
 		ctp_jsonw_u64(w, (uint64_t)l->wait_fd);
 		CTP_JSONW_LIT(w, ",\"op\":");
-		ctp_jsonw_str(w, op_name(l->wait_op & CTP_WAIT_OP_MASK));
+		ctp_jsonw_str(w, ctp_name_of(&ctp_op_names, l->wait_op & CTP_WAIT_OP_MASK));
 		if (l->wait_op & CTP_WAIT_CLOSED)
 			CTP_JSONW_LIT(w, ",\"closed\":true}");
 		else
 			CTP_JSONW_LIT(w, ",\"closed\":false}");
 	}
 	end_line(e);
-}
-
-static const char *fd_event_name(uint32_t event)
-{
-	switch (event) {
-	case CTP_FD_WOULD_BLOCK:
-		return "would_block";
-	case CTP_FD_CLOSE:
-		return "close";
-	case CTP_FD_READY:
-		return "ready";
-	case CTP_FD_REGISTER:
-		return "register";
-	case CTP_FD_UNREGISTER:
-		return "unregister";
-	}
-	return NULL;
 }
 
 void ctp_emit_fd(struct ctp_emitter *e, const struct ctp_fd_line *l)
@@ -304,9 +252,9 @@ void ctp_emit_fd(struct ctp_emitter *e, const struct ctp_fd_line *l)
 	CTP_JSONW_LIT(w, ",\"fd\":");
 	ctp_jsonw_i64(w, l->fd);
 	CTP_JSONW_LIT(w, ",\"event\":");
-	ctp_jsonw_str(w, fd_event_name(l->event));
+	ctp_jsonw_str(w, ctp_name_of(&ctp_fd_event_names, l->event));
 	CTP_JSONW_LIT(w, ",\"op\":");
-	ctp_jsonw_str(w, op_name(l->op));
+	ctp_jsonw_str(w, ctp_name_of(&ctp_op_names, l->op));
 	CTP_JSONW_LIT(w, ",\"waiter\":");
 	u64_or_null(w, l->waiter);
 	if (l->epfd >= 0) {
@@ -360,6 +308,26 @@ void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l)
 			ctp_jsonw_hex(w, l->addr);
 		}
 		break;
+	}
+	end_line(e);
+}
+
+void ctp_emit_coro_end(struct ctp_emitter *e, const struct ctp_coro_end_line *l)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"coro_end\",\"pid\":");
+	ctp_jsonw_u64(w, l->pid);
+	CTP_JSONW_LIT(w, ",\"coro\":");
+	ctp_jsonw_u64(w, l->coro);
+	CTP_JSONW_LIT(w, ",\"tid\":");
+	u64_or_null(w, l->tid);
+	CTP_JSONW_LIT(w, ",\"ts\":");
+	u64_if(w, l->has_ts, l->ts);
+	CTP_JSONW_LIT(w, ",\"how\":");
+	ctp_jsonw_str(w, ctp_name_of(&ctp_end_how_names, l->how));
+	if (l->how == CTP_END_ENDED) {
+		CTP_JSONW_LIT(w, ",\"switch\":");
+		ctp_jsonw_str(w, ctp_name_of(&ctp_switch_how_names, l->switch_how));
 	}
 	end_line(e);
 }

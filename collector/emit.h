@@ -8,11 +8,17 @@
 #include <stdint.h>
 
 #include "collector/symcache.h"
+#include "ctp/segment.h"
 #include "ctp/jsonw.h"
 #include "collector/zwriter.h"
 
+/* enum ctp_switch_how's values, 0 (unknown) included. */
+#define CTP_EMIT_HOW_COUNT (CTP_HOW_SIGLONGJMP + 1)
+
 struct ctp_emitter {
 	struct ctp_jsonw w;
+	char how_json[CTP_EMIT_HOW_COUNT][40]; /* `,"how":"...","stack":` per value */
+	uint8_t how_len[CTP_EMIT_HOW_COUNT];
 	struct ctp_zwriter *z;
 	/* what the summary reports */
 	uint64_t processes, coros, switches, lost;
@@ -23,9 +29,10 @@ void ctp_emit_free(struct ctp_emitter *e);
 
 void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns);
 
-/* `strings` holds exe then argc argv entries, each NUL-terminated, within `len` bytes. */
+/* `strings` holds exe then argc argv entries, each NUL-terminated, within `len` bytes;
+ * `stack_depth` is the frames the process keeps per stack (0: stacks off, -1: unknown). */
 void ctp_emit_process(struct ctp_emitter *e, uint32_t pid, uint32_t ppid, const char *strings,
-		      size_t len, uint32_t argc);
+		      size_t len, uint32_t argc, int stack_depth);
 
 /* A `coro` line. Zero means unknown (null) for kind, entry_addr, parent, tid and stack;
  * has_ts says whether ts is known. */
@@ -81,6 +88,19 @@ struct ctp_state_line {
 	uint32_t wait_op; /* the station's, packed: CTP_WAIT_* in ctp/segment.h */
 };
 void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l);
+
+/* A `coro_end` line: how (enum ctp_end_how) and when a coroutine ended. tid 0 is unknown;
+ * switch_how (enum ctp_switch_how) says which switch ended it, for CTP_END_ENDED. */
+struct ctp_coro_end_line {
+	uint32_t pid;
+	uint64_t coro;
+	uint32_t tid;
+	bool has_ts;
+	uint64_t ts;
+	uint32_t how;
+	uint32_t switch_how;
+};
+void ctp_emit_coro_end(struct ctp_emitter *e, const struct ctp_coro_end_line *l);
 
 enum ctp_exit_how {
 	CTP_EXITED_UNKNOWN = 0, /* "status": null */

@@ -22,6 +22,7 @@
 #include "collector/collector.h"
 #include "collector/harvester.h"
 #include "collector/proc.h"
+#include "collector/records.h"
 #include "ctp/jsonw.h"
 #include "collector/trace_file.h"
 #include "ctp/wire.h"
@@ -261,7 +262,8 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 	size_t len = n - sizeof(*m);
 	if (m->strings_len < len)
 		len = m->strings_len;
-	ctp_emit_process(&L->c.em, m->pid, m->ppid, m->strings, len, m->argc);
+	ctp_emit_process(&L->c.em, m->pid, m->ppid, m->strings, len, m->argc,
+			 ctp_proc_stack_depth(p));
 	cn->kind = CONN_PROC;
 	cn->proc = p;
 	/* After the process line: its records are converted after it. */

@@ -5,6 +5,7 @@
 #include "collector/proc.h"
 #include "collector/records.h"
 #include "ctp/atomics.h"
+#include "ctp/names.h"
 
 static void state_from_station(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx)
 {
@@ -33,18 +34,25 @@ static void state_from_station(struct ctp_proc *p, const struct ctp_station_snap
 	}
 	c->flags |= CTP_CORO_FINAL;
 	uint32_t state = s->state;
-	if (state == CTP_STATE_LEFT)
+	uint64_t last = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created);
+	if (state == CTP_STATE_LEFT) {
 		/* Nothing came back to it: a coroutine that left by setcontext ended there, unless
-		 * it waits on an fd (a scheduler that suspends with setcontext). */
+		 * it waits on an fd (a scheduler that suspends with setcontext). Only now, at the
+		 * end, can that be known: its coro_end comes here, with the time it left. */
 		state = ctp_wait_current(s->wait_fd, s->wait_op, s->switches) ? CTP_STATE_SUSPENDED
 									      : CTP_STATE_EXITED;
+		if (state == CTP_STATE_EXITED)
+			ctp_proc_coro_end(p, c, CTP_END_LEFT, 0, s->tid, last);
+	}
+	if (state == CTP_STATE_EXITED) /* its EXIT record was lost: ended, how is unknown */
+		ctp_proc_coro_end(p, c, CTP_END_UNKNOWN, 0, s->tid, last);
 	struct ctp_state_line l = {
 		.pid = p->pid,
 		.coro = s->coro,
 		.state = state,
 		.tid = s->tid,
 		.has_since = true,
-		.since = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created),
+		.since = last,
 		.switches = s->switches,
 		.wait_fd = s->wait_fd,
 		.wait_op = s->wait_op,
@@ -70,6 +78,9 @@ void ctp_proc_write_states(struct ctp_proc *p)
 		if (!c->id || (c->flags & CTP_CORO_FINAL))
 			continue;
 		c->flags |= CTP_CORO_FINAL;
+		/* Its station was recycled, so it ended; without its EXIT record, how is not known.
+		 */
+		ctp_proc_coro_end(p, c, CTP_END_UNKNOWN, 0, c->tid, c->since);
 		struct ctp_state_line l = {
 			.pid = p->pid,
 			.coro = c->id,

@@ -3,12 +3,40 @@
 #include <string.h>
 
 #include "ctp/atomics.h"
+#include "ctp/names.h"
 
 uint64_t ctp_proc_ts(const struct ctp_proc *p, uint64_t raw)
 {
 	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc)
 		return ctp_tsc_model_ns(&p->c->tsc, raw);
 	return raw;
+}
+
+int ctp_proc_stack_depth(const struct ctp_proc *p)
+{
+	if (!p->view.base)
+		return -1;
+	/* Checked against CTP_MAX_STACK_DEPTH when the segment was opened; written once. */
+	const struct ctp_header *h = (const struct ctp_header *)p->view.base;
+	return (int)CTP_LOAD_RELAXED(&h->stack_depth);
+}
+
+void ctp_proc_coro_end(struct ctp_proc *p, struct ctp_coro *c, uint32_t how, uint32_t switch_how,
+		       uint32_t tid, uint64_t ts)
+{
+	if (c->flags & CTP_CORO_ENDED)
+		return;
+	c->flags |= CTP_CORO_ENDED;
+	struct ctp_coro_end_line l = {
+		.pid = p->pid,
+		.coro = c->id,
+		.tid = tid,
+		.has_ts = ts != 0,
+		.ts = ts,
+		.how = how,
+		.switch_how = switch_how,
+	};
+	ctp_emit_coro_end(&p->c->em, &l);
 }
 
 uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint32_t n)
@@ -82,6 +110,8 @@ void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c)
 	struct ctp_coro_line l = {.pid = p->pid, .coro = c->id};
 	if (ctp_proc_find_station(p, c->id, &s)) {
 		l.kind = s.kind;
+		if (s.kind == CTP_KIND_THREAD)
+			c->flags |= CTP_CORO_THREAD;
 		l.entry_addr = s.entry;
 		if (s.entry)
 			l.entry = ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, s.entry, false)
@@ -129,7 +159,7 @@ static void on_thread(struct ctp_visit_ctx *v, const struct ctp_rec_thread *r)
 	struct ctp_coro *c = ctp_coro_get(&p->coros, coro, &is_new);
 	if (c->flags & CTP_CORO_ANNOUNCED)
 		return;
-	c->flags |= CTP_CORO_ANNOUNCED;
+	c->flags |= CTP_CORO_ANNOUNCED | CTP_CORO_THREAD;
 	c->state = CTP_STATE_RUNNING;
 	c->tid = r->tid;
 	c->since = ctp_proc_ts(p, r->ts);
@@ -155,6 +185,8 @@ static void on_create(struct ctp_visit_ctx *v, const struct ctp_rec_create *r, u
 	if (c->flags & CTP_CORO_ANNOUNCED)
 		return; /* an event on another thread's ring named it first */
 	c->flags |= CTP_CORO_ANNOUNCED;
+	if (r->h.aux == CTP_KIND_THREAD)
+		c->flags |= CTP_CORO_THREAD;
 	c->state = CTP_STATE_CREATED;
 	c->tid = v->rs->tid;
 	c->since = ctp_proc_ts(p, r->ts);
@@ -203,6 +235,24 @@ static void on_switch(struct ctp_visit_ctx *v, const struct ctp_rec_switch *r, u
 	ctp_emit_switch(&p->c->em, p->pid, tid, ts, from_id, to_id, how, stack);
 }
 
+/* How an EXIT record's `how` (aux) ended the coroutine (docs/trace-format.md, `coro_end`): the
+ * preload writes the switch that ended it (a makecontext return, Boost's last switch away), or
+ * 0 when the coroutine did not end by a switch of its own: a thread's coroutine at the thread's
+ * exit, any other one when a new coroutine took over its stack. */
+static uint32_t end_how_of(const struct ctp_coro *c, uint32_t aux)
+{
+	switch (aux) {
+	case CTP_HOW_RETURN:
+		return CTP_END_RETURNED;
+	case CTP_HOW_JUMP_FCONTEXT:
+	case CTP_HOW_ONTOP_FCONTEXT:
+		return CTP_END_ENDED;
+	case 0:
+		return c->flags & CTP_CORO_THREAD ? CTP_END_THREAD_EXIT : CTP_END_ABANDONED;
+	}
+	return CTP_END_UNKNOWN;
+}
+
 static void on_coro_exit(struct ctp_visit_ctx *v, const struct ctp_rec_exit *r)
 {
 	struct ctp_proc *p = v->p;
@@ -210,8 +260,9 @@ static void on_coro_exit(struct ctp_visit_ctx *v, const struct ctp_rec_exit *r)
 		return;
 	struct ctp_coro *c = known(p, r->coro);
 	c->state = CTP_STATE_EXITED;
-	c->flags |= CTP_CORO_ENDED;
 	c->since = ctp_proc_ts(p, r->ts);
+	uint32_t how = end_how_of(c, r->h.aux);
+	ctp_proc_coro_end(p, c, how, how == CTP_END_ENDED ? r->h.aux : 0, v->rs->tid, c->since);
 }
 
 static void on_fd(struct ctp_visit_ctx *v, const struct ctp_rec_fd *r, uint32_t nframes)

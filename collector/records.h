@@ -19,6 +19,15 @@ struct ctp_visit_ctx {
 /* A ctp_ring_visit_fn. */
 void ctp_records_visit(void *ctx, const struct ctp_rec *rec);
 
+/* Frames the process keeps per stack (its segment's header), 0 when stacks are off, -1 when
+ * the segment is not mapped. */
+int ctp_proc_stack_depth(const struct ctp_proc *p);
+
+/* Writes the `coro_end` line of `c`, once: how (enum ctp_end_how) it ended, on which thread
+ * and when (ts 0: unknown). */
+void ctp_proc_coro_end(struct ctp_proc *p, struct ctp_coro *c, uint32_t how, uint32_t switch_how,
+		       uint32_t tid, uint64_t ts);
+
 /* A clock reading of the segment, in CLOCK_MONOTONIC ns. */
 uint64_t ctp_proc_ts(const struct ctp_proc *p, uint64_t raw);
 

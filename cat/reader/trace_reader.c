@@ -400,3 +400,8 @@ json_t *ctp_trace_reader_header(const struct ctp_trace_reader *r)
 {
 	return r->header;
 }
+
+uint64_t ctp_trace_reader_input_bytes(const struct ctp_trace_reader *r)
+{
+	return ctp_zreader_input_bytes(r->zr);
+}

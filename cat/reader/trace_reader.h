@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Highest format version this reader understands. */
-#define CTP_TRACE_READER_VERSION 1
+#define CTP_TRACE_READER_VERSION 2
 
 /* Default bound on one line; a longer line is skipped as a bad line. */
 #define CTP_TRACE_READER_LINE_LIMIT (64u << 20)
@@ -93,6 +93,9 @@ uint64_t ctp_trace_end_uncounted(const struct ctp_trace_end *end);
 
 /* How reading ended; meaningful once ctp_trace_reader_next() returned CTP_TRACE_END. */
 const struct ctp_trace_end *ctp_trace_reader_end(const struct ctp_trace_reader *r);
+
+/* Compressed bytes read so far (for progress shown while reading). */
+uint64_t ctp_trace_reader_input_bytes(const struct ctp_trace_reader *r);
 
 /* The header line's object once it has been read, else NULL (borrowed). */
 json_t *ctp_trace_reader_header(const struct ctp_trace_reader *r);

@@ -157,6 +157,15 @@ expect_rc 2 "no file" "$CAT"
 expect_rc 2 "unknown option" "$CAT" --bogus trace.zst
 expect_err "unknown option '--bogus'"
 expect_rc 2 "two files" "$CAT" trace.zst trace.zst
+# One rule for times: a duration carries its unit; a bare number is none (docs/ctp-cat.md).
+expect_rc 2 "--missed-after without a unit" "$CAT" --report --missed-after 5 trace.zst
+expect_err "not a duration with a unit"
+expect_rc 0 "--missed-after 1.5s and --never-yielded-after 2m" "$CAT" --report \
+	--missed-after 1.5s --never-yielded-after 2m trace.zst
+expect_rc 0 "--since with a unit is relative to the start" "$CAT" --since 6ns --type=switch trace.zst
+[ "$(grep -c '"switch"' out)" = 20 ] || fail "--since 6ns: $(grep -c '"switch"' out) switches, expected 20"
+expect_rc 0 "--until with digits alone is an absolute ns" "$CAT" --until 20 --type=switch trace.zst
+[ "$(grep -c '"switch"' out)" = 4 ] || fail "--until 20: $(grep -c '"switch"' out) switches, expected 4"
 
 if [ "$failures" -ne 0 ]; then
 	echo "$failures check(s) failed" >&2

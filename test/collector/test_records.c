@@ -186,7 +186,8 @@ static void switch_record(struct fixture *f, uint64_t from, uint64_t to, uint32_
 	visit(f, &s, s.r.h.size);
 }
 
-/* A thread, a coroutine it makes, two switches: the lines, the stacks once, the table. */
+/* A thread, a coroutine it makes, two switches, its end: the lines, the stacks once, the table.
+ * The preload writes a makecontext coroutine's EXIT (how: return) just before its last switch. */
 static void a_coroutines_life_becomes_lines(void **state)
 {
 	struct fixture *f = *state;
@@ -194,10 +195,12 @@ static void a_coroutines_life_becomes_lines(void **state)
 	assert_int_equal(f->rs.tid, TID);
 	create_record(f, 2, 1, 1100);
 	switch_record(f, 1, 2, CTP_HOW_SWAPCONTEXT, 1200, 2); /* the same frames as the creation */
-	switch_record(f, 2, 1, CTP_HOW_RETURN, 1300, 0);
 	struct ctp_rec_exit e = {
-		.h = {.size = sizeof(e), .type = CTP_REC_EXIT}, .ts = 1300, .coro = 2};
+		.h = {.size = sizeof(e), .type = CTP_REC_EXIT, .aux = CTP_HOW_RETURN},
+		.ts = 1300,
+		.coro = 2};
 	visit(f, &e, sizeof(e));
+	switch_record(f, 2, 1, CTP_HOW_RETURN, 1300, 0);
 	assert_int_equal(f->v.malformed, 0);
 
 	const struct ctp_coro *c1 = ctp_coro_find(&f->p.coros, 1);
@@ -215,9 +218,9 @@ static void a_coroutines_life_becomes_lines(void **state)
 	assert_int_equal(f->c.em.switches, 2);
 
 	read_back(f);
-	assert_int_equal(f->nlines, 5);
+	assert_int_equal(f->nlines, 6);
 	const json_t *thread = f->lines[0], *stack = f->lines[1], *coro = f->lines[2];
-	const json_t *sw1 = f->lines[3], *sw2 = f->lines[4];
+	const json_t *sw1 = f->lines[3], *end = f->lines[4], *sw2 = f->lines[5];
 	assert_string_equal(str(thread, "type"), "coro");
 	assert_int_equal(num(thread, "pid"), PID);
 	assert_int_equal(num(thread, "coro"), 1);
@@ -251,6 +254,12 @@ static void a_coroutines_life_becomes_lines(void **state)
 	assert_int_equal(num(sw1, "to"), 2);
 	assert_string_equal(str(sw1, "how"), "swapcontext");
 	assert_int_equal(num(sw1, "stack"), 1); /* interned once, referred to again */
+	/* Trace format 2: how it ended, before the switch that leaves it. */
+	assert_string_equal(str(end, "type"), "coro_end");
+	assert_int_equal(num(end, "coro"), 2);
+	assert_int_equal(num(end, "tid"), TID);
+	assert_int_equal(num(end, "ts"), 1300);
+	assert_string_equal(str(end, "how"), "returned");
 	assert_string_equal(str(sw2, "how"), "return");
 	assert_true(is_null(sw2, "stack"));
 }

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "cat/analysis.h"
+#include "cat/analysis/analysis.h"
 #include "cat/reader/trace_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -78,11 +78,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ctp_trace_line line;
 	enum ctp_trace_item item;
 	volatile size_t sink = 0;
+	struct ctp_event_decoder decoder;
+	ctp_event_decoder_init(&decoder);
 	while ((item = ctp_trace_reader_next(r, &line)) != CTP_TRACE_END) {
 		sink += touch(&line);
-		if (item == CTP_TRACE_LINE && a)
-			ctp_analysis_add_line(a, line.json);
+		struct ctp_event ev;
+		if (item == CTP_TRACE_LINE && a && ctp_event_decode(&decoder, &line, &ev) == 0) {
+			const struct ctp_event *derived = ctp_event_derived(&decoder);
+			if (derived)
+				ctp_analysis_add_event(a, derived);
+			ctp_analysis_add_event(a, &ev);
+		}
 	}
+	ctp_event_decoder_free(&decoder);
 	const struct ctp_trace_end *end = ctp_trace_reader_end(r);
 	sink += strlen(end->why) + ctp_trace_end_missing(end) + ctp_trace_end_uncounted(end);
 	if (a) {

@@ -63,6 +63,11 @@ expect_eq "each exited one left by an ontop switch without a stack, once" 0 \
 		| $st | map(select(.state == \"exited\" and .coro != $main) | .coro) | [.[] as \$c
 		| [\$sw[] | select(.from == \$c and .stack == null)] | select(length != 1
 			or .[0].how != \"ontop_fcontext\")] | length")"
+expect_eq "each exited one has one coro_end: ended by ontop_fcontext" 0 \
+	"$(q gen "[.[] | select(.type == \"coro_end\")] as \$ends
+		| $st | map(select(.state == \"exited\" and .coro != $main) | .coro) | [.[] as \$c
+		| [\$ends[] | select(.coro == \$c)] | select(length != 1 or .[0].how != \"ended\"
+			or .[0].switch != \"ontop_fcontext\")] | length")"
 expect_eq "destroyed generators are unwound by an ontop switch into them" 0 \
 	"$(q gen "($gens | .gen_forever) as \$fe | [.[] | select(.type == \"switch\")] as \$sw
 		| [\$fe[] as \$c | [\$sw[] | select(.to == \$c)] | last

@@ -53,6 +53,19 @@ expect_eq "final states" "$states" \
 	"$(q ex "$names | [.[] | select(.type == \"state\")
 		| \"\(\$n[.coro | tostring]):\(.state):\(if .stack == null then null else \"stack\" end)\"]
 		| sort | .[]")"
+# How each ended (trace format 2): one coro_end line per exited coroutine, saying how.
+ends="by_return:returned
+by_setcontext:left
+resumed_by_setcontext:returned
+to_main_by_setcontext:left"
+expect_eq "coro_end lines: how each ended" "$ends" \
+	"$(q ex "$names | [.[] | select(.type == \"coro_end\") | \"\(\$n[.coro | tostring]):\(.how)\"]
+		| sort | .[]")"
+expect_eq "a returned coroutine's end comes just before its return switch" 0 \
+	"$(q ex '[range(1; length) as $i | select(.[$i].type == "switch" and .[$i].how == "return")
+		| select(.[$i - 1].type != "coro_end" or .[$i - 1].coro != .[$i].from)] | length')"
+expect_eq "the process line says stacks are on" 16 \
+	"$(q ex '.[] | select(.type == "process") | .stack_depth')"
 expect_eq "switch counts: resumes of each" "by_return:2 by_setcontext:2 never_run:0 parked:1 resumed_by_setcontext:3 to_main_by_setcontext:1" \
 	"$(q ex "$names | [.[] | select(.type == \"state\" and .coro != 1 and \$n[.coro | tostring] != \"main\")
 		| \"\(\$n[.coro | tostring]):\(.switches)\"] | sort | join(\" \")")"

@@ -67,4 +67,9 @@ expect_eq "the main thread is running" running \
 	"$(q mn ".[] | select(.type == \"state\" and .coro == $main) | .state")"
 expect_eq "exit status" 0 "$(q mn '.[] | select(.type == "exit") | .status')"
 
+# Trace format 2: the worker threads' own coroutines end with their threads, and say so.
+expect_eq "worker threads end by thread_exit" "thread_exit" \
+	"$(q mn '[.[] | select(.type == "coro" and .kind == "thread") | .coro] as $threads
+		| [.[] | select(.type == "coro_end" and (.coro as $c | $threads | index($c)))
+		| .how] | unique | join(",")')"
 finish

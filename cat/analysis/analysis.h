@@ -1,0 +1,241 @@
+/* The analysis of a trace: a model built by reading the trace once, line by line, and the
+ * findings drawn from it (docs/report.md says what each finding means).
+ *
+ * The model keeps, per process: its coroutines (kind, entry, creation stack, creation and end,
+ * last resume and suspend, final state), the little fd history the findings need (per fd: who
+ * waits on it, its last close and readiness), the exit, and the interned stacks. Memory grows
+ * with coroutines, fds and distinct stacks, never with the number of switches.
+ *
+ * Use: ctp_analysis_new(), one ctp_analysis_add_event() per decoded event (cat/model/event.h,
+ * derived ones included), then ctp_analysis_finish(). ctp-cat does this once per run, for every
+ * output that shows the model (cat/analysis/analysis_stage.c). After finish, everything below is
+ * read-only and stays valid until ctp_analysis_free(). */
+#ifndef CTP_CAT_ANALYSIS_H
+#define CTP_CAT_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cat/model/event.h"
+#include "cat/reader/trace_reader.h"
+
+#define CTP_NS_PER_SEC 1000000000ull
+
+struct ctp_analysis_options {
+	/* missed_readiness: a ready fd whose waiter was not resumed within this long. */
+	uint64_t missed_after_ns;
+	/* never_yielded: a coroutine that ran this long without switching. */
+	uint64_t never_yielded_after_ns;
+};
+
+/* The defaults: 1 s and 1 s. */
+void ctp_analysis_options_default(struct ctp_analysis_options *opt);
+
+struct ctp_analysis;
+
+/* NULL when out of memory. `opt` NULL means the defaults. */
+struct ctp_analysis *ctp_analysis_new(const struct ctp_analysis_options *opt);
+
+/* Feeds one event. Unknown types and fields are ignored. Returns 0, or -1 when out of memory. */
+int ctp_analysis_add_event(struct ctp_analysis *a, const struct ctp_event *ev);
+
+/* After the last event: draws the findings. `end` is how reading ended (NULL: whole). Returns 0,
+ * or -1 when out of memory. */
+int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end);
+
+void ctp_analysis_free(struct ctp_analysis *a);
+
+/* ---- the model ---- */
+
+struct ctp_analysis_summary {
+	uint64_t processes;	  /* process records (an exec starts a new one for the same pid) */
+	uint64_t processes_ended; /* of which with an `exit` line */
+	uint64_t crashed;	  /* of which died by a signal */
+	uint64_t coroutines;	  /* coroutines of every kind, threads' own stacks included */
+	uint64_t threads;	  /* of which kind "thread" */
+	uint64_t switches;	  /* `switch` lines */
+	uint64_t lost;		  /* events dropped, from `loss` lines */
+	uint64_t fd_events;	  /* `fd` lines */
+	uint64_t stacks;	  /* distinct stacks */
+	uint64_t first_ts, last_ts; /* earliest and latest time seen (0 if none) */
+	uint64_t lines, bad_lines;
+	uint64_t missing_lines; /* lines the `end` line counts that are not in the trace (the
+				 * collector could not write them: a full disk) */
+	bool complete;		/* the trace was read whole (see docs/trace-format.md) */
+	bool has_end;		/* an `end` line was read */
+	bool uncertain;		/* loss, a cut, or a process without exit: findings may miss or be
+				 * wrong, see docs/report.md */
+	uint64_t missed_after_ns, never_yielded_after_ns; /* the thresholds used */
+};
+
+const struct ctp_analysis_summary *ctp_analysis_summary(const struct ctp_analysis *a);
+
+struct ctp_analysis_frame {
+	uint64_t addr;
+	const char *sym; /* NULL if unknown */
+	uint64_t off;
+	const char *module; /* NULL if unknown */
+	const char *file;   /* NULL without debug info */
+	int line;	    /* 0 without debug info */
+};
+
+struct ctp_analysis_stack {
+	uint32_t pid;
+	uint32_t id;
+	size_t nframes;
+	const struct ctp_analysis_frame *frames; /* innermost first */
+};
+
+enum ctp_analysis_exit {
+	CTP_ANALYSIS_EXIT_NONE,	   /* no `exit` line: still running at the end, or its end lost */
+	CTP_ANALYSIS_EXIT_UNKNOWN, /* `exit` with status null */
+	CTP_ANALYSIS_EXIT_STATUS,
+	CTP_ANALYSIS_EXIT_SIGNAL,
+};
+
+struct ctp_analysis_process {
+	size_t index; /* position in ctp_analysis_process_at() */
+	uint32_t pid, ppid;
+	const char *exe;	 /* NULL if unknown */
+	const char *const *argv; /* argc strings */
+	size_t argc;
+	uint64_t first_ts, last_ts; /* times seen in its lines */
+	enum ctp_analysis_exit exit;
+	int exit_value;	      /* status or signal number */
+	uint32_t crash_tid;   /* 0 if unknown */
+	uint64_t crash_coro;  /* 0 if unknown */
+	uint64_t crash_addr;  /* 0 if unknown */
+	uint32_t crash_stack; /* 0 if unknown */
+	uint64_t coroutines, switches, lost, fd_events;
+	bool has_states; /* `state` lines were read */
+};
+
+size_t ctp_analysis_process_count(const struct ctp_analysis *a);
+const struct ctp_analysis_process *ctp_analysis_process_at(const struct ctp_analysis *a, size_t i);
+/* The latest process record of `pid`, or NULL. */
+const struct ctp_analysis_process *ctp_analysis_process_find(const struct ctp_analysis *a,
+							     uint32_t pid);
+
+/* The values of the contract's enum ctp_coro_state (ctp/segment.h), whose words a `state`
+ * line uses (ctp/names.h). */
+enum ctp_analysis_state {
+	CTP_ANALYSIS_STATE_UNKNOWN = 0, /* no `state` line */
+	CTP_ANALYSIS_STATE_CREATED = 1,
+	CTP_ANALYSIS_STATE_RUNNING = 2,
+	CTP_ANALYSIS_STATE_SUSPENDED = 3,
+	CTP_ANALYSIS_STATE_EXITED = 4,
+};
+
+const char *ctp_analysis_state_name(enum ctp_analysis_state s);
+
+struct ctp_analysis_coro {
+	size_t index;	/* position in ctp_analysis_coro_at() */
+	size_t process; /* index of its process */
+	uint32_t pid;
+	uint64_t id;
+	const char *kind;  /* "thread", "ucontext", "fcontext", or NULL */
+	const char *entry; /* NULL if unknown */
+	uint64_t entry_addr, parent;
+	uint32_t tid;	       /* thread that created it */
+	uint64_t created_ts;   /* 0 if unknown */
+	uint32_t create_stack; /* 0 if none */
+	bool ended;	       /* its coro_end event was seen (cat/model/event.h) */
+	uint64_t ended_ts;     /* 0 if unknown */
+	uint32_t end_how;      /* enum ctp_end_how */
+	uint64_t resumes;      /* switch lines that resumed it */
+	uint64_t last_resume_ts, last_suspend_ts; /* 0 if never */
+	uint32_t last_tid;			  /* thread it last ran on */
+	uint32_t last_suspend_stack;		  /* 0 if unknown */
+	uint64_t longest_run_ns;		  /* longest time between a resume and a suspend */
+	uint64_t longest_run_start;
+	/* The final `state` line (state UNKNOWN when none). */
+	enum ctp_analysis_state state;
+	uint32_t state_tid;
+	uint64_t state_since;
+	uint32_t state_stack;
+	uint64_t state_switches;
+	int wait_fd;	     /* -1: waits on no fd (or not known) */
+	const char *wait_op; /* NULL if unknown */
+	int wait_closed;     /* 1 the fd was closed while it waited, 0 not, -1 unknown */
+};
+
+size_t ctp_analysis_coro_count(const struct ctp_analysis *a);
+/* Every coroutine of every process, in the order the trace first names them. */
+const struct ctp_analysis_coro *ctp_analysis_coro_at(const struct ctp_analysis *a, size_t i);
+/* The coroutine `coro` of the latest process record of `pid`, or NULL. */
+const struct ctp_analysis_coro *ctp_analysis_coro_find(const struct ctp_analysis *a, uint32_t pid,
+						       uint64_t coro);
+/* The coroutine `coro` of the process record with index `process`, or NULL. */
+const struct ctp_analysis_coro *ctp_analysis_coro_in(const struct ctp_analysis *a, size_t process,
+						     uint64_t coro);
+/* The stack `id` of the latest process record of `pid`, or NULL (also for id 0). */
+const struct ctp_analysis_stack *ctp_analysis_stack_find(const struct ctp_analysis *a, uint32_t pid,
+							 uint32_t id);
+/* The same, within the process record with index `process` (for exec'd pids). */
+const struct ctp_analysis_stack *ctp_analysis_stack_in(const struct ctp_analysis *a, size_t process,
+						       uint32_t id);
+
+/* ---- findings ---- */
+
+/* In order of importance: findings are sorted by kind in this order, then by pid and coro. */
+enum ctp_finding_kind {
+	CTP_FINDING_CRASH,
+	CTP_FINDING_LOST_WAKEUP,
+	CTP_FINDING_MISSED_READINESS,
+	CTP_FINDING_STUCK,
+	CTP_FINDING_NEVER_YIELDED,
+	CTP_FINDING_LEAK,
+};
+
+/* "crash", "lost_wakeup", "missed_readiness", "stuck", "never_yielded", "leak". */
+const char *ctp_finding_kind_name(enum ctp_finding_kind kind);
+
+/* True for the kinds that make `ctp-cat --report` exit with 3. */
+bool ctp_finding_kind_is_failure(enum ctp_finding_kind kind);
+
+/* Fields that do not apply to a kind are 0, -1 (fd) or NULL. docs/report.md has the table. */
+struct ctp_finding {
+	enum ctp_finding_kind kind;
+	size_t process; /* index of its process */
+	uint32_t pid;
+	uint64_t coro; /* 0 for a group (stuck, leak) and for a crash outside any coroutine */
+	int fd;	       /* -1 if none */
+	const char *op;
+	/* lost_wakeup, missed_readiness: where it suspended to wait; stuck: the group's suspend
+	 * stack; leak: the group's creation stack; never_yielded: where it finally switched
+	 * away (0 when it was still running); crash: where it died, when known. */
+	uint32_t stack;
+	uint64_t ts;	      /* lost_wakeup, stuck: when it suspended (a group: the earliest);
+			       * missed_readiness: when the fd was reported ready;
+			       * never_yielded: when the run began; crash: 0 */
+	uint64_t duration_ns; /* lost_wakeup, stuck: suspended until the process's end (a group:
+			       * the longest); missed_readiness: ready until resumed or the end;
+			       * never_yielded: the run's length */
+	bool at_end;	      /* missed_readiness: not resumed by the end; never_yielded: still
+			       * running at the end */
+	/* lost_wakeup: the close of the fd (close_ts 0 when the close itself was not seen). */
+	uint64_t close_ts;
+	uint64_t close_coro;
+	uint32_t close_tid;
+	uint32_t close_stack;
+	/* crash */
+	int signal;
+	uint32_t tid; /* crash: the thread; never_yielded: the thread it ran on */
+	uint64_t addr;
+	/* stuck, leak: the group's members (count of them), and for stuck the fd each waits on
+	 * (-1 where none). */
+	size_t count;
+	const uint64_t *coros;
+	const int *fds;
+	/* The findings may be wrong or incomplete: events of this process were lost, or its end
+	 * was not seen. */
+	bool uncertain;
+};
+
+size_t ctp_analysis_finding_count(const struct ctp_analysis *a);
+const struct ctp_finding *ctp_analysis_finding_at(const struct ctp_analysis *a, size_t i);
+/* How many findings make the report fail (crash, lost_wakeup, missed_readiness). */
+size_t ctp_analysis_failure_count(const struct ctp_analysis *a);
+
+#endif

@@ -1,0 +1,381 @@
+/* The findings, drawn once from the finished model. docs/report.md defines each kind; the
+ * comments here say how the trace's evidence is weighed. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cat/analysis/analysis_internal.h"
+#include "cat/model/grow.h"
+
+const char *ctp_finding_kind_name(enum ctp_finding_kind kind)
+{
+	switch (kind) {
+	case CTP_FINDING_CRASH:
+		return "crash";
+	case CTP_FINDING_LOST_WAKEUP:
+		return "lost_wakeup";
+	case CTP_FINDING_MISSED_READINESS:
+		return "missed_readiness";
+	case CTP_FINDING_STUCK:
+		return "stuck";
+	case CTP_FINDING_NEVER_YIELDED:
+		return "never_yielded";
+	case CTP_FINDING_LEAK:
+		return "leak";
+	}
+	return "unknown";
+}
+
+bool ctp_finding_kind_is_failure(enum ctp_finding_kind kind)
+{
+	return kind == CTP_FINDING_CRASH || kind == CTP_FINDING_LOST_WAKEUP ||
+	       kind == CTP_FINDING_MISSED_READINESS;
+}
+
+static struct ctp_finding *add(struct ctp_analysis *a, enum ctp_finding_kind kind,
+			       const struct an_process *p)
+{
+	if (CTP_GROW(a->findings, a->cap_findings, a->nfindings + 1) < 0)
+		return NULL;
+	struct ctp_finding *f = &a->findings[a->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->process = p->pub.index;
+	f->pid = p->pub.pid;
+	f->fd = -1;
+	/* Lost events may hide a switch or an fd event; a process whose end was not seen may
+	 * still have resumed what looks stuck. */
+	f->uncertain = p->pub.lost > 0 ||
+		       (p->pub.exit == CTP_ANALYSIS_EXIT_NONE && !p->exec_replaced) ||
+		       !a->sum.complete;
+	if (ctp_finding_kind_is_failure(kind))
+		a->failures++;
+	return f;
+}
+
+/* A thread's own stack is "suspended" whenever the thread runs a coroutine: only coroutines
+ * proper can be stuck, leak or hog a thread. */
+static bool is_thread(const struct an_coro *c)
+{
+	return c->pub.kind && strcmp(c->pub.kind, "thread") == 0;
+}
+
+/* The final state line is authoritative (stations stay exact when events are lost); without
+ * one, the switches tell. */
+static bool suspended_at_end(const struct an_coro *c)
+{
+	if (c->pub.state != CTP_ANALYSIS_STATE_UNKNOWN)
+		return c->pub.state == CTP_ANALYSIS_STATE_SUSPENDED;
+	return !c->pub.ended && c->pub.resumes > 0 &&
+	       c->pub.last_suspend_ts >= c->pub.last_resume_ts;
+}
+
+static bool running_at_end(const struct an_coro *c)
+{
+	if (c->pub.state != CTP_ANALYSIS_STATE_UNKNOWN)
+		return c->pub.state == CTP_ANALYSIS_STATE_RUNNING;
+	return !c->pub.ended && c->pub.resumes > 0 &&
+	       c->pub.last_resume_ts > c->pub.last_suspend_ts;
+}
+
+static bool ended(const struct an_coro *c)
+{
+	return c->pub.ended || c->pub.state == CTP_ANALYSIS_STATE_EXITED;
+}
+
+static uint64_t suspended_since(const struct an_coro *c)
+{
+	return c->pub.state_since ? c->pub.state_since : c->pub.last_suspend_ts;
+}
+
+static uint32_t suspend_stack(const struct an_coro *c)
+{
+	if (c->pub.state_stack)
+		return c->pub.state_stack;
+	return c->pub.last_suspend_stack ? c->pub.last_suspend_stack : c->wait_stack;
+}
+
+/* The fd it waits on at the end: the station's word, else its last EAGAIN if it has not run
+ * since. */
+static int final_wait_fd(const struct an_coro *c, const char **op)
+{
+	if (c->pub.wait_fd >= 0) {
+		*op = c->pub.wait_op;
+		return c->pub.wait_fd;
+	}
+	if (c->wait_fd >= 0 && c->wait_ts >= c->pub.last_resume_ts) {
+		*op = c->wait_op;
+		return c->wait_fd;
+	}
+	*op = NULL;
+	return -1;
+}
+
+static uint64_t since_to(uint64_t since, uint64_t end)
+{
+	return since && end > since ? end - since : 0;
+}
+
+/* Suspended at the end, waiting on an fd that was closed while it waited, never resumed after
+ * the close. Evidence: a `close` line naming it (after its last resume), or the station's
+ * wait.closed. A station that says it waits on another, open fd overrules a close line. */
+static int find_lost_wakeup(struct ctp_analysis *a, const struct an_process *p,
+			    const struct an_coro *c, bool *found)
+{
+	*found = false;
+	bool close_seen = c->close_ts && c->close_ts >= c->pub.last_resume_ts;
+	bool station_closed = c->pub.wait_closed == 1;
+	if (!close_seen && !station_closed)
+		return 0;
+	if (!station_closed && c->pub.wait_fd >= 0 && c->pub.wait_fd != c->closed_fd)
+		return 0;
+	struct ctp_finding *f = add(a, CTP_FINDING_LOST_WAKEUP, p);
+	if (!f)
+		return -1;
+	*found = true;
+	f->coro = c->pub.id;
+	f->fd = final_wait_fd(c, &f->op);
+	if (f->fd < 0) {
+		f->fd = c->closed_fd;
+		f->op = c->wait_op;
+	}
+	f->stack = suspend_stack(c);
+	f->ts = suspended_since(c);
+	f->duration_ns = since_to(f->ts, ctp_an_process_end(a, p));
+	f->at_end = true;
+	if (close_seen && (c->closed_fd == f->fd || c->pub.wait_fd < 0)) {
+		f->close_ts = c->close_ts;
+		f->close_coro = c->close_coro;
+		f->close_tid = c->close_tid;
+		f->close_stack = c->close_stack;
+	}
+	return 0;
+}
+
+static int find_missed_readiness(struct ctp_analysis *a, const struct an_process *p,
+				 const struct an_coro *c, bool lost)
+{
+	uint64_t end = ctp_an_process_end(a, p);
+	/* Not resumed by the end. A lost wakeup already explains it; readiness reported in the
+	 * last moments before the end is not judged. */
+	if (c->ready_ts && !lost && suspended_at_end(c) &&
+	    since_to(c->ready_ts, end) >= a->opt.missed_after_ns) {
+		struct ctp_finding *f = add(a, CTP_FINDING_MISSED_READINESS, p);
+		if (!f)
+			return -1;
+		f->coro = c->pub.id;
+		f->fd = c->ready_fd;
+		f->op = c->ready_op;
+		f->stack = suspend_stack(c);
+		f->ts = c->ready_ts;
+		f->duration_ns = since_to(c->ready_ts, end);
+		f->at_end = true;
+		return 0;
+	}
+	if (c->late_ns) {
+		struct ctp_finding *f = add(a, CTP_FINDING_MISSED_READINESS, p);
+		if (!f)
+			return -1;
+		f->coro = c->pub.id;
+		f->fd = c->late_fd;
+		f->op = c->late_op;
+		f->stack = c->late_stack;
+		f->ts = c->late_ready_ts;
+		f->duration_ns = c->late_ns;
+	}
+	return 0;
+}
+
+static int find_never_yielded(struct ctp_analysis *a, const struct an_process *p,
+			      const struct an_coro *c)
+{
+	uint64_t limit = a->opt.never_yielded_after_ns;
+	uint64_t at_end =
+		running_at_end(c) ? since_to(c->pub.last_resume_ts, ctp_an_process_end(a, p)) : 0;
+	if (c->pub.longest_run_ns <= limit && at_end <= limit)
+		return 0;
+	struct ctp_finding *f = add(a, CTP_FINDING_NEVER_YIELDED, p);
+	if (!f)
+		return -1;
+	f->coro = c->pub.id;
+	if (at_end > c->pub.longest_run_ns) {
+		f->ts = c->pub.last_resume_ts;
+		f->duration_ns = at_end;
+		f->tid = c->pub.last_tid;
+		f->at_end = true;
+	} else {
+		f->ts = c->pub.longest_run_start;
+		f->duration_ns = c->pub.longest_run_ns;
+		f->tid = c->longest_run_tid;
+		f->stack = c->longest_run_stack;
+	}
+	return 0;
+}
+
+/* Whether a process that died of sig crashed: a signal of its own doing (a fault, an abort, a
+ * trap, a forbidden syscall). SIGTERM, SIGINT, SIGHUP, SIGKILL and the like are how processes are
+ * stopped: an end, not a crash. */
+static bool crash_signal(int sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGILL:
+	case SIGFPE:
+	case SIGABRT:
+	case SIGTRAP:
+	case SIGSYS:
+		return true;
+	}
+	return false;
+}
+
+static int find_crash(struct ctp_analysis *a, const struct an_process *p)
+{
+	if (p->pub.exit != CTP_ANALYSIS_EXIT_SIGNAL || !crash_signal(p->pub.exit_value))
+		return 0;
+	struct ctp_finding *f = add(a, CTP_FINDING_CRASH, p);
+	if (!f)
+		return -1;
+	f->uncertain = false; /* the exit line itself is the evidence */
+	f->coro = p->pub.crash_coro;
+	f->signal = p->pub.exit_value;
+	f->tid = p->pub.crash_tid;
+	f->addr = p->pub.crash_addr;
+	f->stack = p->pub.crash_stack;
+	return 0;
+}
+
+/* ---- groups: stuck (by suspend stack) and leak (by creation stack) ---- */
+
+struct member {
+	size_t process;
+	uint32_t stack;
+	size_t coro; /* index in a->coros */
+	uint64_t id;
+};
+
+static int by_group(const void *x, const void *y)
+{
+	const struct member *m = x, *n = y;
+	if (m->process != n->process)
+		return m->process < n->process ? -1 : 1;
+	if (m->stack != n->stack)
+		return m->stack < n->stack ? -1 : 1;
+	return m->id < n->id ? -1 : m->id > n->id;
+}
+
+static int add_group(struct ctp_analysis *a, enum ctp_finding_kind kind, const struct member *m,
+		     size_t n)
+{
+	const struct an_process *p = &a->procs[m[0].process];
+	uint64_t *coros = malloc(n * sizeof(*coros));
+	int *fds = kind == CTP_FINDING_STUCK ? malloc(n * sizeof(*fds)) : NULL;
+	struct ctp_finding *f =
+		coros && (fds || kind != CTP_FINDING_STUCK) ? add(a, kind, p) : NULL;
+	if (!f) {
+		free(coros);
+		free(fds);
+		return -1;
+	}
+	f->coros = coros;
+	f->fds = fds;
+	f->count = n;
+	f->stack = m[0].stack;
+	uint64_t end = ctp_an_process_end(a, p);
+	const char *op = NULL;
+	bool same_op = true;
+	for (size_t i = 0; i < n; i++) {
+		const struct an_coro *c = &a->coros[m[i].coro];
+		coros[i] = c->pub.id;
+		if (kind != CTP_FINDING_STUCK)
+			continue;
+		const char *cop;
+		fds[i] = final_wait_fd(c, &cop);
+		if (i == 0)
+			op = cop;
+		else if (cop != op)
+			same_op = false;
+		uint64_t since = suspended_since(c);
+		if (since && (!f->ts || since < f->ts))
+			f->ts = since;
+	}
+	if (kind == CTP_FINDING_STUCK) {
+		f->op = same_op ? op : NULL;
+		f->duration_ns = since_to(f->ts, end);
+		f->at_end = true;
+	}
+	return 0;
+}
+
+static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind)
+{
+	struct member *m = malloc((a->ncoros ? a->ncoros : 1) * sizeof(*m));
+	if (!m)
+		return -1;
+	size_t n = 0;
+	for (size_t i = 0; i < a->ncoros; i++) {
+		const struct an_coro *c = &a->coros[i];
+		if (is_thread(c))
+			continue;
+		if (kind == CTP_FINDING_STUCK && suspended_at_end(c))
+			m[n++] = (struct member){c->pub.process, suspend_stack(c), i, c->pub.id};
+		/* A process killed by a signal ended nothing: its crash is the finding. */
+		else if (kind == CTP_FINDING_LEAK && !ended(c) &&
+			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SIGNAL)
+			m[n++] = (struct member){c->pub.process, c->pub.create_stack, i, c->pub.id};
+	}
+	qsort(m, n, sizeof(*m), by_group);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0;) {
+		size_t j = i + 1;
+		while (j < n && m[j].process == m[i].process && m[j].stack == m[i].stack)
+			j++;
+		rc = add_group(a, kind, &m[i], j - i);
+		i = j;
+	}
+	free(m);
+	return rc;
+}
+
+/* Most important first: by kind, bigger groups first, then by process and coroutine. */
+static int by_importance(const void *x, const void *y)
+{
+	const struct ctp_finding *f = x, *g = y;
+	if (f->kind != g->kind)
+		return f->kind < g->kind ? -1 : 1;
+	if (f->count != g->count)
+		return f->count > g->count ? -1 : 1;
+	if (f->process != g->process)
+		return f->process < g->process ? -1 : 1;
+	if (f->coro != g->coro)
+		return f->coro < g->coro ? -1 : 1;
+	return f->stack < g->stack ? -1 : f->stack > g->stack;
+}
+
+int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
+{
+	if (a->finished)
+		return 0;
+	a->finished = true;
+	ctp_an_take_end(a, end);
+	for (size_t i = 0; i < a->nprocs; i++)
+		if (find_crash(a, &a->procs[i]) < 0)
+			return -1;
+	for (size_t i = 0; i < a->ncoros; i++) {
+		const struct an_coro *c = &a->coros[i];
+		const struct an_process *p = &a->procs[c->pub.process];
+		if (is_thread(c))
+			continue;
+		bool lost = false;
+		if (suspended_at_end(c) && find_lost_wakeup(a, p, c, &lost) < 0)
+			return -1;
+		if (find_missed_readiness(a, p, c, lost) < 0 || find_never_yielded(a, p, c) < 0)
+			return -1;
+	}
+	if (find_groups(a, CTP_FINDING_STUCK) < 0 || find_groups(a, CTP_FINDING_LEAK) < 0)
+		return -1;
+	if (a->nfindings > 1) /* (qsort must not get the NULL of no findings) */
+		qsort(a->findings, a->nfindings, sizeof(*a->findings), by_importance);
+	return 0;
+}

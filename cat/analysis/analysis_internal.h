@@ -1,0 +1,81 @@
+/* The analysis's own state: the model (analysis.c) builds it, the findings
+ * (analysis_findings.c) read it once it is finished, never the other way round. Not for the
+ * analysis's users: they read cat/analysis.h. */
+#ifndef CTP_CAT_ANALYSIS_INTERNAL_H
+#define CTP_CAT_ANALYSIS_INTERNAL_H
+
+#include "cat/analysis/analysis.h"
+#include "cat/model/idmap.h"
+#include "cat/model/runs.h"
+#include "cat/model/strings.h"
+
+/* A coroutine, with what the streaming pass tracks on top of what users see. */
+struct an_coro {
+	struct ctp_analysis_coro pub;
+	/* What it waits on now, from its latest `would_block` (wait_ts 0: nothing known). */
+	int wait_fd;
+	const char *wait_op;
+	uint64_t wait_ts;
+	uint32_t wait_stack;
+	/* The first close of that fd after the wait began (close_ts 0: none seen). */
+	int closed_fd;
+	uint64_t close_ts, close_coro;
+	uint32_t close_tid, close_stack;
+	/* The fd was reported ready and it has not been resumed since (ready_ts 0: none). */
+	int ready_fd;
+	const char *ready_op;
+	uint64_t ready_ts;
+	/* The worst late resume after readiness (late_ns 0: none over the threshold). */
+	int late_fd;
+	const char *late_op;
+	uint64_t late_ready_ts, late_ns;
+	uint32_t late_stack;
+	/* The run that was longest: the thread and where it switched away after it. */
+	uint32_t longest_run_tid, longest_run_stack;
+};
+
+/* The latest coroutine that got EAGAIN on an fd, for fd lines that name no waiter. */
+struct an_fd_waiter {
+	uint64_t coro;
+	uint64_t ts;
+};
+
+struct an_process {
+	struct ctp_analysis_process pub;
+	char **argv; /* owned copies */
+	bool seen_process_line;
+	bool exec_replaced; /* a later `process` line for the same pid took over */
+	uint64_t exit_ts;   /* `ts` of the exit line, when it has one */
+};
+
+struct ctp_analysis {
+	struct ctp_analysis_options opt;
+	struct ctp_analysis_summary sum;
+	uint64_t end_ts; /* `ts` of an `end` line */
+	struct ctp_strings strings;
+	struct an_process *procs;
+	size_t nprocs, cap_procs;
+	struct ctp_idmap latest_proc; /* (pid, 0) -> index of its latest process record */
+	struct an_coro *coros;
+	size_t ncoros, cap_coros;
+	struct ctp_idmap coro_index; /* (process index, coro id) -> index in coros */
+	struct ctp_analysis_stack *stacks;
+	size_t nstacks, cap_stacks;
+	struct ctp_idmap stack_index; /* (process index, stack id) -> index in stacks */
+	struct an_fd_waiter *fd_waiters;
+	size_t nfd_waiters, cap_fd_waiters;
+	struct ctp_idmap fd_index; /* (process index, fd) -> index in fd_waiters */
+	struct ctp_runs runs;	   /* what each thread runs: the longest runs */
+	struct ctp_finding *findings;
+	size_t nfindings, cap_findings;
+	size_t failures;
+	bool finished;
+};
+
+/* The time a process's record ends: its exit, else the last time seen (or the trace's end). */
+uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_process *p);
+
+/* Takes in how reading ended: completeness and the summary's line counts (NULL: whole). */
+void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end);
+
+#endif

@@ -1,0 +1,28 @@
+/* `ctp-cat --report`: the analysis (cat/analysis/analysis.h) written for people (report.c) or as
+ * JSON (report_json.c), both showing frames alike (report_frames.c); out_report.c is the output the
+ * read loop feeds. docs/report.md describes both. */
+#ifndef CTP_CAT_REPORT_H
+#define CTP_CAT_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cat/analysis/analysis.h"
+
+/* The report of a finished analysis of the trace `name`. Return 0, or -1 with errno set when
+ * writing failed. */
+int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name);
+int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name);
+
+/* Whether a frame belongs to the tracer itself (the preload's hooks, the unwinder) rather than
+ * to the program: reports start a stack at the program's first frame. */
+bool ctp_cat_report_tracer_frame(const struct ctp_analysis_frame *fr);
+
+/* "SIGSEGV" for 11 (a buffer of the calling thread's, valid until its next call). */
+const char *ctp_cat_report_signal_name(int sig);
+
+/* Whether reports show frame `i` of `s`: the program's frames, not the tracer's — unless the
+ * stack has nothing else. */
+bool ctp_cat_report_shows_frame(const struct ctp_analysis_stack *s, size_t i);
+
+#endif

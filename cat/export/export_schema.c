@@ -1,0 +1,166 @@
+/* The export schema, defined once: tables, columns (export_rows.c fills them, in this order, from
+ * the decoded events), and the indexes. The DDL of each database is generated from it, so the three
+ * can never disagree on a name or an order. docs/schema.md explains every column. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cat/export/export.h"
+
+#define INT CTP_EXPORT_INT
+#define TEXT CTP_EXPORT_TEXT
+#define KEY CTP_EXPORT_KEY
+#define TRACE_ID                                                                                   \
+	{                                                                                          \
+		"trace_id", INT                                                                    \
+	}
+#define COLS(...)                                                                                  \
+	(const struct ctp_export_column[])                                                         \
+	{                                                                                          \
+		__VA_ARGS__                                                                        \
+	}
+#define NCOLS(...) (sizeof(COLS(__VA_ARGS__)) / sizeof(struct ctp_export_column))
+#define TABLE(tname, ...)                                                                          \
+	{                                                                                          \
+		.name = tname, .ncols = NCOLS(__VA_ARGS__), .cols = COLS(__VA_ARGS__)              \
+	}
+
+/* Column names avoid every word one of the three databases reserves (from, to, signal, lines,
+ * offset), so that no statement needs quoted identifiers. */
+const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES] = {
+	[CTP_EXPORT_TRACES] = TABLE("traces", TRACE_ID, {"identity", KEY}, {"file", TEXT},
+				    {"tool", TEXT}, {"format_version", INT}, {"start_ns", INT},
+				    {"exported_at", INT}, {"line_count", INT}, {"end_state", TEXT}),
+	[CTP_EXPORT_PROCESSES] =
+		TABLE("processes", TRACE_ID, {"pid", INT}, {"ppid", INT}, {"exe", TEXT}),
+	[CTP_EXPORT_PROCESS_ARGS] =
+		TABLE("process_args", TRACE_ID, {"pid", INT}, {"idx", INT}, {"arg", TEXT}),
+	[CTP_EXPORT_PROCESS_EXITS] =
+		TABLE("process_exits", TRACE_ID, {"pid", INT}, {"status", INT}, {"signo", INT},
+		      {"tid", INT}, {"coro", INT}, {"addr", TEXT}),
+	[CTP_EXPORT_COROUTINES] = TABLE("coroutines", TRACE_ID, {"pid", INT}, {"coro", INT},
+					{"kind", TEXT}, {"entry", TEXT}, {"entry_addr", TEXT},
+					{"parent", INT}, {"tid", INT}, {"ts", INT}, {"stack", INT}),
+	[CTP_EXPORT_SWITCHES] =
+		TABLE("switches", TRACE_ID, {"pid", INT}, {"tid", INT}, {"ts", INT},
+		      {"from_coro", INT}, {"to_coro", INT}, {"how", TEXT}, {"stack", INT}),
+	[CTP_EXPORT_STACKS] =
+		TABLE("stacks", TRACE_ID, {"pid", INT}, {"stack", INT}, {"depth", INT}),
+	/* Filled from each element of a stack line's frames. */
+	[CTP_EXPORT_FRAMES] = TABLE("frames", TRACE_ID, {"pid", INT}, {"stack", INT}, {"idx", INT},
+				    {"addr", TEXT}, {"sym", TEXT}, {"sym_off", INT},
+				    {"module", TEXT}, {"file", TEXT}, {"line_no", INT}),
+	[CTP_EXPORT_FD_EVENTS] =
+		TABLE("fd_events", TRACE_ID, {"pid", INT}, {"tid", INT}, {"ts", INT}, {"coro", INT},
+		      {"fd", INT}, {"event", TEXT}, {"op", TEXT}, {"waiter", INT}, {"stack", INT}),
+	[CTP_EXPORT_FINAL_STATES] =
+		TABLE("final_states", TRACE_ID, {"pid", INT}, {"coro", INT}, {"state", TEXT},
+		      {"tid", INT}, {"since", INT}, {"stack", INT}, {"switches", INT},
+		      {"wait_fd", INT}, {"wait_op", TEXT}),
+	[CTP_EXPORT_LOSSES] =
+		TABLE("losses", TRACE_ID, {"pid", INT}, {"tid", INT}, {"lost", INT}, {"why", TEXT}),
+	/* From cat/analysis/analysis.h, once the whole trace has been read; a group finding (stuck,
+	 * leak) lists its coroutines in finding_members. */
+	[CTP_EXPORT_FINDINGS] =
+		TABLE("findings", TRACE_ID, {"finding", INT}, {"kind", KEY}, {"pid", INT},
+		      {"coro", INT}, {"fd", INT}, {"op", TEXT}, {"stack", INT}, {"ts", INT},
+		      {"duration_ns", INT}, {"at_end", INT}, {"close_ts", INT}, {"close_coro", INT},
+		      {"close_tid", INT}, {"close_stack", INT}, {"signo", INT}, {"tid", INT},
+		      {"addr", TEXT}, {"members", INT}, {"uncertain", INT}),
+	[CTP_EXPORT_FINDING_MEMBERS] =
+		TABLE("finding_members", TRACE_ID, {"finding", INT}, {"coro", INT}, {"fd", INT}),
+};
+
+/* The indexes for the obvious questions: one coroutine's history in time order, everything in
+ * a time window, one fd's history, a stack's frames; each leads with trace_id, which also makes
+ * replacing one trace's rows cheap. */
+static const struct {
+	const char *name, *table, *columns;
+} indexes[] = {
+	{"processes_by_pid", "processes", "trace_id, pid"},
+	{"process_args_by_pid", "process_args", "trace_id, pid, idx"},
+	{"process_exits_by_pid", "process_exits", "trace_id, pid"},
+	{"coroutines_by_coro", "coroutines", "trace_id, pid, coro"},
+	{"switches_by_from", "switches", "trace_id, pid, from_coro, ts"},
+	{"switches_by_to", "switches", "trace_id, pid, to_coro, ts"},
+	{"switches_by_time", "switches", "trace_id, ts"},
+	{"stacks_by_stack", "stacks", "trace_id, pid, stack"},
+	{"frames_by_stack", "frames", "trace_id, pid, stack, idx"},
+	{"fd_events_by_fd", "fd_events", "trace_id, pid, fd, ts"},
+	{"fd_events_by_coro", "fd_events", "trace_id, pid, coro, ts"},
+	{"fd_events_by_time", "fd_events", "trace_id, ts"},
+	{"final_states_by_coro", "final_states", "trace_id, pid, coro"},
+	{"losses_by_pid", "losses", "trace_id, pid"},
+	{"findings_by_kind", "findings", "trace_id, kind"},
+	{"finding_members_by_finding", "finding_members", "trace_id, finding"},
+};
+
+static const char *type_name(enum ctp_export_dialect d, enum ctp_export_type t)
+{
+	switch (t) {
+	case CTP_EXPORT_INT:
+		return d == CTP_EXPORT_SQLITE ? "INTEGER" : "BIGINT";
+	case CTP_EXPORT_TEXT:
+		/* MySQL's TEXT stops at 64 KiB; a C++ symbol or an argv can be longer. */
+		return d == CTP_EXPORT_MYSQL ? "MEDIUMTEXT" : "TEXT";
+	case CTP_EXPORT_KEY:
+		return d == CTP_EXPORT_MYSQL ? "VARCHAR(64)" : "TEXT";
+	}
+	return "TEXT";
+}
+
+/* Text is compared byte for byte in MySQL too (utf8mb4_bin), like in the other two. */
+static const char mysql_table_options[] =
+	" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+
+static char *finish_list(FILE *f, char **buf)
+{
+	fputc('\0', f);
+	if (fclose(f) != 0) {
+		free(*buf);
+		return NULL;
+	}
+	return *buf;
+}
+
+char *ctp_export_ddl_tables(enum ctp_export_dialect d)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	if (!f)
+		return NULL;
+	for (unsigned t = 0; t < CTP_EXPORT_NTABLES; t++) {
+		const struct ctp_export_table_def *def = &ctp_export_tables[t];
+		fprintf(f, "CREATE TABLE IF NOT EXISTS %s (\n", def->name);
+		for (unsigned c = 0; c < def->ncols; c++) {
+			const struct ctp_export_column *col = &def->cols[c];
+			fprintf(f, "  %s %s", col->name, type_name(d, col->type));
+			if (t == CTP_EXPORT_TRACES && c == 0)
+				fputs(" PRIMARY KEY", f);
+			else if (t == CTP_EXPORT_TRACES && col->type == CTP_EXPORT_KEY)
+				fputs(" NOT NULL UNIQUE", f);
+			else if (c == 0)
+				fputs(" NOT NULL", f);
+			fputs(c + 1 < def->ncols ? ",\n" : "\n", f);
+		}
+		fprintf(f, ")%s", d == CTP_EXPORT_MYSQL ? mysql_table_options : "");
+		fputc('\0', f);
+	}
+	return finish_list(f, &buf);
+}
+
+char *ctp_export_ddl_indexes(enum ctp_export_dialect d)
+{
+	(void)d; /* the same statement in all three */
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < sizeof(indexes) / sizeof(indexes[0]); i++) {
+		fprintf(f, "CREATE INDEX IF NOT EXISTS %s ON %s (%s)", indexes[i].name,
+			indexes[i].table, indexes[i].columns);
+		fputc('\0', f);
+	}
+	return finish_list(f, &buf);
+}

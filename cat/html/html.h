@@ -1,0 +1,110 @@
+/* The dashboard (`ctp-cat --html`): one self-contained HTML page for one trace.
+ *
+ * The analysis (analysis.h) gives the model: processes, coroutines, stacks, findings. What the
+ * page needs beyond it grows with the number of switches, so it is kept here instead:
+ * html_collect.c records every switch per thread (for the timeline) and a bounded history per
+ * coroutine; html_timeline.c downsamples the switches into segments; html_data.c writes all of
+ * it as the page's JSON; out_html.c puts the JSON into the page template (html/dashboard.*,
+ * turned into C data at build time by html/embed.cmake). */
+#ifndef CTP_CAT_HTML_H
+#define CTP_CAT_HTML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cat/analysis/analysis.h"
+#include "cat/model/idmap.h"
+#include "ctp/jsonw.h"
+
+/* The page template and what goes into it (generated html_assets.c). The template holds the
+ * markers @CTP_STYLE@, @CTP_DATA@ and @CTP_SCRIPT@, once each, in this order. */
+extern const char ctp_html_template[];
+extern const char ctp_html_style[];
+extern const char ctp_html_script[];
+
+/* Per coroutine, the first HEAD and the last TAIL events are kept; the ones between are only
+ * counted, so that a coroutine resumed a million times still makes a small page. */
+#define CTP_HTML_HISTORY_HEAD 64
+#define CTP_HTML_HISTORY_TAIL 192
+
+#define CTP_HTML_NONE CTP_IDMAP_NONE
+
+enum ctp_html_event_kind {
+	CTP_HTML_EV_CREATED,
+	CTP_HTML_EV_RESUMED,
+	CTP_HTML_EV_SUSPENDED,
+	CTP_HTML_EV_ENDED,
+};
+
+struct ctp_html_event {
+	uint64_t ts;
+	uint32_t tid;
+	uint32_t stack; /* stack id within the process, 0 for none */
+	uint32_t peer;	/* the analysis's index of the other coroutine, CTP_HTML_NONE if unknown */
+	uint8_t kind;
+};
+
+/* A coroutine's kept history; ctp_html_collect.coros is indexed like the analysis's coroutines
+ * (ctp_analysis_coro_at). */
+struct ctp_html_coro {
+	struct ctp_html_event *head; /* up to CTP_HTML_HISTORY_HEAD */
+	struct ctp_html_event *tail; /* a ring of CTP_HTML_HISTORY_TAIL, allocated when needed */
+	uint32_t nhead;
+	uint64_t after_head; /* events after the head: the last TAIL of them are in the ring */
+};
+
+struct ctp_html_switch {
+	uint64_t ts;
+	uint32_t from, to; /* the analysis's coroutine indexes */
+};
+
+struct ctp_html_thread {
+	uint32_t process; /* the analysis's process index */
+	uint32_t tid;
+	struct ctp_html_switch *sw;
+	size_t n, cap;
+};
+
+/* What the page needs that the analysis does not keep, collected while the run's analysis is fed
+ * (the analysis stage feeds it each event first, so its processes and coroutines are known). */
+struct ctp_html_collect {
+	const struct ctp_analysis *a;
+	struct ctp_html_coro *coros; /* by the analysis's coroutine index */
+	size_t ncoros, cap_coros;
+	struct ctp_html_thread *threads;
+	size_t nthreads, cap_threads;
+	uint64_t switches;
+	struct ctp_idmap thread_index; /* (process index, tid) -> index in threads */
+};
+
+void ctp_html_collect_init(struct ctp_html_collect *c, const struct ctp_analysis *a);
+/* Takes in one event; returns 0, or -1 when out of memory. */
+int ctp_html_collect_event(struct ctp_html_collect *c, const struct ctp_event *ev);
+void ctp_html_collect_free(struct ctp_html_collect *c);
+/* Visits a coroutine's kept events in order; `omitted_at` gets the position where events were
+ * left out and the return value how many (0: none). */
+uint64_t ctp_html_history(const struct ctp_html_coro *co, struct ctp_html_event *out, size_t *n,
+			  size_t *omitted_at);
+
+/* Timeline segments of one thread, written as JSON numbers into `w`: per segment its start
+ * (relative to the previous segment's start, the first relative to t0), its length, the
+ * coroutine (the analysis's index, which is the page's) and the number
+ * of runs merged into it (1: one exact run). Runs shorter than `bucket_ns` are merged per
+ * bucket of that width and shown by the coroutine that ran longest in the bucket, threads' own
+ * contexts (`thread_ctx`, by page index) only when nothing else ran; 0 keeps every run. `end_ts` is
+ * where the last run ends; `first_from_ts` when the coroutine the first switch leaves began to run
+ * (0: not known). */
+void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *th,
+			     const bool *thread_ctx, uint64_t t0, uint64_t bucket_ns,
+			     uint64_t first_from_ts, uint64_t end_ts);
+
+/* Orders a thread's switches by time (they come in order per thread; this is a guard). */
+void ctp_html_timeline_sort(struct ctp_html_thread *th);
+
+/* Writes the page's JSON data for the analysed trace. `source` names the trace file,
+ * `end` is how reading ended. Returns 0, or -1 when out of memory. */
+int ctp_html_data_write(struct ctp_jsonw *w, const struct ctp_analysis *a,
+			struct ctp_html_collect *c, const char *source,
+			const struct ctp_trace_end *end, const char *trace_tool);
+
+#endif

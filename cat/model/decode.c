@@ -1,0 +1,379 @@
+/* The one place that reads a trace line's JSON: each field by its name in
+ * docs/trace-format.md, into struct ctp_event. A field of the wrong JSON type counts as absent,
+ * as a reader of a format that grows must treat it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cat/model/event.h"
+#include "cat/model/grow.h"
+#include "ctp/segment.h"
+
+void ctp_event_decoder_init(struct ctp_event_decoder *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+void ctp_event_decoder_free(struct ctp_event_decoder *d)
+{
+	ctp_strings_free(&d->strings);
+	ctp_idmap_free(&d->ended_v1);
+	free(d->frames);
+	free(d->argv);
+	free(d->running);
+	memset(d, 0, sizeof(*d));
+}
+
+/* ---- fields ---- */
+
+static bool get_u64(const json_t *obj, const char *key, uint64_t *out)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	*out = (uint64_t)json_integer_value(v);
+	return true;
+}
+
+/* A number whose 0 means unknown in a trace (ids, times): 0 when absent. */
+static uint64_t u64_or_0(const json_t *obj, const char *key)
+{
+	uint64_t v = 0;
+	get_u64(obj, key, &v);
+	return v;
+}
+
+static uint32_t u32_or_0(const json_t *obj, const char *key)
+{
+	uint64_t v = u64_or_0(obj, key);
+	return v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
+static const char *get_str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+static uint64_t hex_or_0(const json_t *obj, const char *key)
+{
+	const char *s = get_str(obj, key);
+	return s ? strtoull(s, NULL, 16) : 0;
+}
+
+/* A string the decoder keeps (interned). *oom set when it could not. */
+static const char *keep(struct ctp_event_decoder *d, const json_t *obj, const char *key, bool *oom)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!json_is_string(v))
+		return NULL;
+	const char *s =
+		ctp_strings_intern(&d->strings, json_string_value(v), json_string_length(v));
+	if (!s)
+		*oom = true;
+	return s;
+}
+
+/* An enum's word: its value through the contract's table, and the word itself (the table's
+ * static copy when known, else interned so that a newer trace's word still shows). */
+static uint32_t word(struct ctp_event_decoder *d, const json_t *obj, const char *key,
+		     const struct ctp_name_table *t, const char **name, bool *oom)
+{
+	json_t *v = json_object_get(obj, key);
+	*name = NULL;
+	if (!json_is_string(v))
+		return 0;
+	uint32_t value = ctp_name_find(t, json_string_value(v), json_string_length(v), 0);
+	*name = value ? ctp_name_of(t, value) : keep(d, obj, key, oom);
+	return value;
+}
+
+/* ---- line types ---- */
+
+static const struct {
+	const char *name;
+	enum ctp_event_type type;
+} line_types[] = {
+	{"switch", CTP_EV_SWITCH}, {"fd", CTP_EV_FD},		{"stack", CTP_EV_STACK},
+	{"coro", CTP_EV_CORO},	   {"state", CTP_EV_STATE},	{"coro_end", CTP_EV_CORO_END},
+	{"loss", CTP_EV_LOSS},	   {"process", CTP_EV_PROCESS}, {"exit", CTP_EV_EXIT},
+	{"trace", CTP_EV_TRACE},   {"end", CTP_EV_END},
+};
+
+static void decode_trace(struct ctp_event *ev, const json_t *j)
+{
+	uint64_t v;
+	ev->trace.version = get_u64(j, "version", &v) && v < 1000 ? (int)v : 0;
+	ev->trace.tool = get_str(j, "tool");
+	ev->trace.start = u64_or_0(j, "start");
+}
+
+static int decode_process(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
+			  bool *oom)
+{
+	uint64_t v;
+	ev->process.has_ppid = get_u64(j, "ppid", &v) && v <= UINT32_MAX;
+	ev->process.ppid = ev->process.has_ppid ? (uint32_t)v : 0;
+	ev->process.exe = keep(d, j, "exe", oom);
+	ev->process.stack_depth = get_u64(j, "stack_depth", &v) && v < 1024 ? (int)v : -1;
+	json_t *argv = json_object_get(j, "argv");
+	size_t n = json_is_array(argv) ? json_array_size(argv) : 0;
+	if (CTP_GROW(d->argv, d->cap_argv, n + 1) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(argv, i));
+		d->argv[i] = s ? s : NULL;
+	}
+	d->argv[n] = NULL;
+	ev->process.argv = (const char *const *)d->argv;
+	ev->process.argc = n;
+	return 0;
+}
+
+static void decode_coro(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
+			bool *oom)
+{
+	ev->coro_line.kind = word(d, j, "kind", &ctp_kind_names, &ev->coro_line.kind_name, oom);
+	ev->coro_line.entry = keep(d, j, "entry", oom);
+	ev->coro_line.entry_addr = hex_or_0(j, "entry_addr");
+	ev->coro_line.parent = u64_or_0(j, "parent");
+}
+
+static int decode_stack(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
+			bool *oom)
+{
+	ev->stack_line.id = u32_or_0(j, "id");
+	json_t *frames = json_object_get(j, "frames");
+	size_t n = json_is_array(frames) ? json_array_size(frames) : 0;
+	if (CTP_GROW(d->frames, d->cap_frames, n ? n : 1) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		json_t *f = json_array_get(frames, i);
+		struct ctp_event_frame *fr = &d->frames[i];
+		fr->addr = hex_or_0(f, "addr");
+		fr->has_off = get_u64(f, "off", &fr->off);
+		if (!fr->has_off)
+			fr->off = 0;
+		fr->line = (int)u32_or_0(f, "line");
+		fr->sym = keep(d, f, "sym", oom);
+		fr->module = keep(d, f, "module", oom);
+		fr->file = keep(d, f, "file", oom);
+	}
+	ev->stack_line.nframes = n;
+	ev->stack_line.frames = d->frames;
+	return 0;
+}
+
+static void decode_fd(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j, bool *oom)
+{
+	uint64_t v;
+	ev->fd.fd = get_u64(j, "fd", &v) && v <= INT32_MAX ? (int)v : -1;
+	ev->fd.event = word(d, j, "event", &ctp_fd_event_names, &ev->fd.event_name, oom);
+	ev->fd.op = word(d, j, "op", &ctp_op_names, &ev->fd.op_name, oom);
+	ev->fd.waiter = u64_or_0(j, "waiter");
+	json_t *epfd = json_object_get(j, "epfd");
+	ev->fd.epfd = json_is_integer(epfd) ? json_integer_value(epfd) : -1;
+}
+
+static void decode_state(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
+			 bool *oom)
+{
+	ev->state.state = word(d, j, "state", &ctp_state_names, &ev->state.state_name, oom);
+	ev->state.since = u64_or_0(j, "since");
+	ev->state.has_switches = get_u64(j, "switches", &ev->state.switches);
+	if (!ev->state.has_switches)
+		ev->state.switches = 0;
+	ev->state.wait_fd = -1;
+	ev->state.wait_closed = -1;
+	/* What it waits on: {"wait": {"fd", "op", "closed"}}, or the flat fields of early traces.
+	 */
+	json_t *wait = json_object_get(j, "wait");
+	uint64_t fd;
+	const json_t *holder = NULL;
+	const char *fd_key = "fd", *op_key = "op";
+	if (json_is_object(wait) && get_u64(wait, "fd", &fd)) {
+		holder = wait;
+		json_t *closed = json_object_get(wait, "closed");
+		ev->state.wait_closed = json_is_boolean(closed) ? json_is_true(closed) : -1;
+	} else if (get_u64(j, "wait_fd", &fd)) {
+		holder = j;
+		fd_key = "wait_fd";
+		op_key = "wait_op";
+	}
+	if (holder && fd <= INT32_MAX) {
+		(void)fd_key;
+		ev->state.wait_fd = (int)fd;
+		ev->state.wait_op =
+			word(d, holder, op_key, &ctp_op_names, &ev->state.wait_op_name, oom);
+	}
+}
+
+static void decode_coro_end(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
+			    bool *oom)
+{
+	ev->coro_end.how = word(d, j, "how", &ctp_end_how_names, &ev->coro_end.how_name, oom);
+	ev->coro_end.switch_how =
+		word(d, j, "switch", &ctp_switch_how_names, &ev->coro_end.switch_name, oom);
+}
+
+static int decode_exit(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j)
+{
+	json_t *sig = json_object_get(j, "signal"), *status = json_object_get(j, "status");
+	if (json_is_integer(sig)) {
+		ev->exit.kind = CTP_EXIT_LINE_SIGNAL;
+		ev->exit.value = (int)json_integer_value(sig);
+	} else if (json_is_integer(status)) {
+		ev->exit.kind = CTP_EXIT_LINE_STATUS;
+		ev->exit.value = (int)json_integer_value(status);
+	}
+	ev->exit.addr = hex_or_0(j, "addr");
+	json_t *running = json_object_get(j, "running");
+	size_t n = json_is_array(running) ? json_array_size(running) : 0;
+	if (CTP_GROW(d->running, d->cap_running, n ? n : 1) < 0)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_t *v = json_array_get(running, i);
+		if (json_is_integer(v) && json_integer_value(v) > 0)
+			d->running[k++] = (uint64_t)json_integer_value(v);
+	}
+	ev->exit.running = d->running;
+	ev->exit.nrunning = k;
+	return 0;
+}
+
+static void decode_end(struct ctp_event *ev, const json_t *j)
+{
+	ev->end.has_lines = get_u64(j, "lines", &ev->end.lines);
+	if (!ev->end.has_lines)
+		ev->end.lines = 0;
+	ev->end.lost = u64_or_0(j, "lost");
+	ev->end.unwritten = u64_or_0(j, "unwritten");
+}
+
+/* Format 1 leaves a coroutine's end to be guessed; derive it here, once, as format 2 writes it:
+ * `returned` before the `return` switch that leaves it, and for a final state `exited` with no
+ * end before it, `unknown` at the state's `since`. */
+static int derive_v1_end(struct ctp_event_decoder *d, const struct ctp_event *ev)
+{
+	uint64_t coro = 0, ts = 0;
+	uint32_t how = CTP_END_UNKNOWN;
+	if (ev->type == CTP_EV_SWITCH && ev->sw.how == CTP_HOW_RETURN && ev->sw.from) {
+		coro = ev->sw.from;
+		ts = ev->ts;
+		how = CTP_END_RETURNED;
+	} else if (ev->type == CTP_EV_STATE && ev->state.state == CTP_STATE_EXITED && ev->coro) {
+		coro = ev->coro;
+		ts = ev->state.since;
+	} else {
+		return 0;
+	}
+	if (ctp_idmap_get(&d->ended_v1, ev->pid, coro) != CTP_IDMAP_NONE)
+		return 0;
+	if (ctp_idmap_put(&d->ended_v1, ev->pid, coro, 1) < 0)
+		return -1;
+	struct ctp_event *e = &d->derived;
+	memset(e, 0, sizeof(*e));
+	e->type = CTP_EV_CORO_END;
+	e->type_name = "coro_end";
+	e->pid = ev->pid;
+	e->tid = ev->tid;
+	e->ts = ts;
+	e->coro = coro;
+	e->coro_end.how = how;
+	e->coro_end.how_name = ctp_name_of(&ctp_end_how_names, how);
+	d->have_derived = true;
+	return 0;
+}
+
+int ctp_event_decode(struct ctp_event_decoder *d, const struct ctp_trace_line *line,
+		     struct ctp_event *ev)
+{
+	const json_t *j = line->json;
+	memset(ev, 0, sizeof(*ev));
+	d->have_derived = false;
+	ev->line = line;
+	ev->type_name = get_str(j, "type");
+	if (!ev->type_name)
+		ev->type_name = "";
+	for (size_t i = 0; i < sizeof(line_types) / sizeof(line_types[0]); i++) {
+		if (strcmp(ev->type_name, line_types[i].name) == 0) {
+			ev->type = line_types[i].type;
+			ev->type_name = line_types[i].name;
+			break;
+		}
+	}
+	if (ev->type == CTP_EV_UNKNOWN)
+		ev->json = j;
+	ev->pid = u32_or_0(j, "pid");
+	ev->tid = u32_or_0(j, "tid");
+	ev->ts = u64_or_0(j, "ts");
+	ev->coro = u64_or_0(j, "coro");
+	ev->stack = u32_or_0(j, "stack");
+	bool oom = false;
+	int rc = 0;
+	switch (ev->type) {
+	case CTP_EV_TRACE:
+		decode_trace(ev, j);
+		d->version = ev->trace.version;
+		break;
+	case CTP_EV_PROCESS:
+		rc = decode_process(d, ev, j, &oom);
+		break;
+	case CTP_EV_CORO:
+		decode_coro(d, ev, j, &oom);
+		break;
+	case CTP_EV_SWITCH:
+		ev->sw.from = u64_or_0(j, "from");
+		ev->sw.to = u64_or_0(j, "to");
+		ev->sw.how = word(d, j, "how", &ctp_switch_how_names, &ev->sw.how_name, &oom);
+		break;
+	case CTP_EV_STACK:
+		rc = decode_stack(d, ev, j, &oom);
+		break;
+	case CTP_EV_LOSS:
+		ev->loss.has_count = get_u64(j, "count", &ev->loss.count);
+		if (!ev->loss.has_count)
+			ev->loss.count = 0;
+		ev->loss.why = get_str(j, "why");
+		break;
+	case CTP_EV_FD:
+		decode_fd(d, ev, j, &oom);
+		break;
+	case CTP_EV_STATE:
+		decode_state(d, ev, j, &oom);
+		break;
+	case CTP_EV_CORO_END:
+		decode_coro_end(d, ev, j, &oom);
+		break;
+	case CTP_EV_EXIT:
+		rc = decode_exit(d, ev, j);
+		break;
+	case CTP_EV_END:
+		decode_end(ev, j);
+		break;
+	case CTP_EV_UNKNOWN:
+		break;
+	}
+	if (rc == 0 && !oom && d->version == 1)
+		rc = derive_v1_end(d, ev);
+	if (rc < 0 || oom) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+const struct ctp_event *ctp_event_derived(struct ctp_event_decoder *d)
+{
+	return d->have_derived ? &d->derived : NULL;
+}
+
+size_t ctp_event_coros(const struct ctp_event *ev, uint64_t ids[5])
+{
+	size_t n = 0;
+	uint64_t all[5] = {ev->coro, ev->sw.from, ev->sw.to, ev->coro_line.parent, ev->fd.waiter};
+	for (size_t i = 0; i < 5; i++)
+		if (all[i])
+			ids[n++] = all[i];
+	return n;
+}

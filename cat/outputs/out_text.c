@@ -1,0 +1,246 @@
+/* Text output: one aligned line per event, for people. Time counts from the trace's start,
+ * coroutines are named "entry#id", and a stack shows as its innermost frame, so that a switch
+ * reads as "who -> whom, from where". `stack` lines define what others show inline and make no
+ * line of their own; the header becomes one '#' comment line. Colour only on a terminal and
+ * when NO_COLOR is unset (no-color.org). Strings from the trace are the traced program's and
+ * may hold anything: control bytes are shown as '?'. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cat/cat.h"
+#include "cat/model/names.h"
+#include "ctp/segment.h"
+
+#define OUT_BUFFER_SIZE (64u << 10)
+#define NAME_SIZE 256
+
+struct out_text {
+	FILE *f;
+	bool colour;
+	uint64_t start;
+	struct ctp_cat_names *names;
+};
+
+enum paint { PLAIN, DIM, EVENT, ALERT, NOTE };
+
+static void paint(struct out_text *o, enum paint p)
+{
+	static const char *const codes[] = {"\033[0m", "\033[2m", "\033[36m", "\033[31m",
+					    "\033[33m"};
+	if (o->colour)
+		fputs(codes[p], o->f);
+}
+
+static void put_clean(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		putc_unlocked((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+/* "   1.234567890s": seconds since the start, to the nanosecond, in a fixed width. */
+static void put_time(struct out_text *o, uint64_t ts)
+{
+	paint(o, DIM);
+	if (!ts) {
+		fprintf(o->f, "%15s", "-");
+	} else if (ts >= o->start) {
+		uint64_t rel = ts - o->start;
+		fprintf(o->f, "%4" PRIu64 ".%09" PRIu64 "s", rel / 1000000000u, rel % 1000000000u);
+	} else {
+		uint64_t rel = o->start - ts;
+		fprintf(o->f, "%3s-%" PRIu64 ".%09" PRIu64 "s", "", rel / 1000000000u,
+			rel % 1000000000u);
+	}
+	paint(o, PLAIN);
+}
+
+static void put_id(FILE *f, uint64_t v)
+{
+	if (v)
+		fprintf(f, " %7" PRIu64, v);
+	else
+		fprintf(f, " %7s", "-");
+}
+
+static void put_coro(struct out_text *o, uint32_t pid, uint64_t id)
+{
+	char name[NAME_SIZE];
+	if (id)
+		put_clean(o->f, ctp_cat_names_coro(o->names, pid, id, name, sizeof(name)));
+	else
+		fputs("?", o->f);
+}
+
+static void put_word(FILE *f, const char *s)
+{
+	put_clean(f, s ? s : "?");
+}
+
+static void put_stack(struct out_text *o, uint32_t pid, uint32_t id, const char *prefix)
+{
+	if (!id)
+		return;
+	const char *top = ctp_cat_names_stack_top(o->names, pid, id);
+	fputs(prefix, o->f);
+	if (top)
+		put_clean(o->f, top);
+	else
+		fprintf(o->f, "stack %" PRIu32, id);
+}
+
+static void put_process(struct out_text *o, const struct ctp_event *ev)
+{
+	if (ev->process.has_ppid)
+		fprintf(o->f, "ppid %" PRIu32 " ", ev->process.ppid);
+	if (ev->process.argc == 0) {
+		put_word(o->f, ev->process.exe);
+		return;
+	}
+	for (size_t i = 0; i < ev->process.argc; i++) {
+		if (i)
+			putc_unlocked(' ', o->f);
+		put_word(o->f, ev->process.argv[i]);
+	}
+}
+
+static void put_details(struct out_text *o, const struct ctp_event *ev)
+{
+	FILE *f = o->f;
+	uint32_t pid = ev->pid;
+	switch (ev->type) {
+	case CTP_EV_SWITCH:
+		put_coro(o, pid, ev->sw.from);
+		fputs(" -> ", f);
+		put_coro(o, pid, ev->sw.to);
+		fputs("  ", f);
+		put_word(f, ev->sw.how_name);
+		put_stack(o, pid, ev->stack, "  at ");
+		break;
+	case CTP_EV_CORO:
+		put_coro(o, pid, ev->coro);
+		fputs(" (", f);
+		put_word(f, ev->coro_line.kind_name);
+		fputs(")", f);
+		if (ev->coro_line.parent) {
+			fputs(" made by ", f);
+			put_coro(o, pid, ev->coro_line.parent);
+		}
+		put_stack(o, pid, ev->stack, "  at ");
+		break;
+	case CTP_EV_CORO_END:
+		put_coro(o, pid, ev->coro);
+		fputs(" ended: ", f);
+		put_word(f, ev->coro_end.how_name);
+		if (ev->coro_end.switch_name) {
+			fputs(" by ", f);
+			put_clean(f, ev->coro_end.switch_name);
+		}
+		break;
+	case CTP_EV_PROCESS:
+		put_process(o, ev);
+		break;
+	case CTP_EV_STATE:
+		put_coro(o, pid, ev->coro);
+		putc_unlocked(' ', f);
+		put_word(f, ev->state.state_name);
+		if (ev->state.has_switches)
+			fprintf(f, ", resumed %" PRIu64 "x", ev->state.switches);
+		put_stack(o, pid, ev->stack, "  at ");
+		break;
+	case CTP_EV_LOSS:
+		paint(o, ALERT);
+		if (ev->loss.has_count)
+			fprintf(f, "%" PRIu64 " events lost", ev->loss.count);
+		else
+			fputs("events lost", f);
+		paint(o, PLAIN);
+		break;
+	case CTP_EV_EXIT:
+		if (ev->exit.kind == CTP_EXIT_LINE_SIGNAL) {
+			paint(o, ALERT);
+			fprintf(f, "killed by signal %d", ev->exit.value);
+			paint(o, PLAIN);
+			if (ev->coro) {
+				fputs(" while running ", f);
+				put_coro(o, pid, ev->coro);
+			}
+		} else if (ev->exit.kind == CTP_EXIT_LINE_STATUS) {
+			fprintf(f, "status %d", ev->exit.value);
+		}
+		break;
+	default: {
+		/* A line type this version does not know: all of it, on one line. */
+		char *text = ev->json ? json_dumps(ev->json, JSON_COMPACT) : NULL;
+		if (text)
+			put_clean(f, text);
+		free(text);
+		break;
+	}
+	}
+}
+
+static int text_event(void *state, const struct ctp_event *ev)
+{
+	struct out_text *o = state;
+	if (ctp_cat_names_see(o->names, ev) < 0)
+		return -1;
+	if (ev->type == CTP_EV_STACK)
+		return 0;
+	if (ev->type == CTP_EV_TRACE) {
+		o->start = ev->trace.start;
+		fputs("# ctp trace by ", o->f);
+		put_word(o->f, ev->trace.tool);
+		fprintf(o->f,
+			", start %" PRIu64 " ns; columns: time since start, pid, tid, event\n",
+			o->start);
+		return ferror(o->f) ? -1 : 0;
+	}
+	put_time(o, ev->ts);
+	put_id(o->f, ev->pid);
+	put_id(o->f, ev->tid);
+	putc_unlocked(' ', o->f);
+	bool alert = ev->type == CTP_EV_LOSS || ev->type == CTP_EV_EXIT;
+	paint(o, alert ? ALERT : ev->type == CTP_EV_SWITCH ? EVENT : NOTE);
+	fprintf(o->f, " %-8.32s ", ev->type_name);
+	paint(o, PLAIN);
+	put_details(o, ev);
+	putc_unlocked('\n', o->f);
+	return ferror(o->f) ? -1 : 0;
+}
+
+static int text_finish(void *state)
+{
+	struct out_text *o = state;
+	return fflush(o->f) == 0 ? 0 : -1;
+}
+
+static void text_free(void *state)
+{
+	struct out_text *o = state;
+	ctp_cat_names_free(o->names);
+	free(o);
+}
+
+int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f)
+{
+	struct out_text *o = calloc(1, sizeof(*o));
+	if (!o)
+		return -1;
+	o->names = ctp_cat_names_new();
+	if (!o->names) {
+		free(o);
+		return -1;
+	}
+	o->f = f;
+	const char *no_colour = getenv("NO_COLOR");
+	o->colour = isatty(fileno(f)) && !(no_colour && *no_colour);
+	if (!isatty(fileno(f)))
+		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
+	out->state = o;
+	out->event = text_event;
+	out->finish = text_finish;
+	out->free = text_free;
+	return 0;
+}

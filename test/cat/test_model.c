@@ -1,0 +1,171 @@
+/* The event model (cat/model/): the one (pid, id) table, the decoder with its format 1 ends,
+ * and the run tracker. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cat/model/event.h"
+#include "cat/model/runs.h"
+#include "ctp/segment.h"
+
+static void idmap_puts_gets_and_deletes(void **state)
+{
+	(void)state;
+	struct ctp_idmap m = {0};
+	assert_int_equal(ctp_idmap_get(&m, 1, 2), CTP_IDMAP_NONE);
+	for (uint32_t i = 0; i < 5000; i++)
+		assert_int_equal(ctp_idmap_put(&m, i % 7, i, i), 0);
+	for (uint32_t i = 0; i < 5000; i++)
+		assert_int_equal(ctp_idmap_get(&m, i % 7, i), i);
+	assert_int_equal(ctp_idmap_get(&m, 1, 0), CTP_IDMAP_NONE); /* (0 % 7, 0) only */
+	/* Deleting every other entry keeps the rest findable (no tombstones to lose them). */
+	for (uint32_t i = 0; i < 5000; i += 2)
+		ctp_idmap_del(&m, i % 7, i);
+	for (uint32_t i = 0; i < 5000; i++)
+		assert_int_equal(ctp_idmap_get(&m, i % 7, i), i % 2 ? i : CTP_IDMAP_NONE);
+	assert_int_equal(m.used, 2500);
+	assert_int_equal(ctp_idmap_put(&m, 3, 3, 9), 0); /* overwrite */
+	assert_int_equal(ctp_idmap_get(&m, 3, 3), 9);
+	ctp_idmap_free(&m);
+}
+
+struct fed {
+	struct ctp_event_decoder d;
+	struct ctp_event ev;
+	bool has_derived;
+	struct ctp_event derived;
+	json_t *json;
+};
+
+static void feed(struct fed *f, const char *text)
+{
+	json_decref(f->json);
+	f->json = json_loads(text, 0, NULL);
+	assert_non_null(f->json);
+	struct ctp_trace_line line = {.text = text, .len = strlen(text), .json = f->json};
+	assert_int_equal(ctp_event_decode(&f->d, &line, &f->ev), 0);
+	const struct ctp_event *d = ctp_event_derived(&f->d);
+	f->has_derived = d != NULL;
+	if (d)
+		f->derived = *d;
+	f->ev.line = NULL; /* the line above is gone after this call */
+}
+
+static void format_1_ends_are_derived_once(void **state)
+{
+	(void)state;
+	struct fed f = {0};
+	ctp_event_decoder_init(&f.d);
+	feed(&f, "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":1,\"start\":1}");
+	assert_int_equal(f.ev.type, CTP_EV_TRACE);
+	assert_int_equal(f.ev.trace.version, 1);
+	feed(&f, "{\"type\":\"switch\",\"pid\":7,\"tid\":7,\"ts\":50,\"from\":2,\"to\":1,"
+		 "\"how\":\"return\",\"stack\":null}");
+	assert_true(f.has_derived);
+	assert_int_equal(f.derived.type, CTP_EV_CORO_END);
+	assert_int_equal(f.derived.coro, 2);
+	assert_int_equal(f.derived.ts, 50);
+	assert_int_equal(f.derived.coro_end.how, CTP_END_RETURNED);
+	assert_null(f.derived.line);
+	assert_int_equal(f.ev.sw.how, CTP_HOW_RETURN);
+	/* Its final state adds no second end; another coroutine's `exited` gets one, unknown. */
+	feed(&f, "{\"type\":\"state\",\"pid\":7,\"coro\":2,\"state\":\"exited\",\"since\":50}");
+	assert_false(f.has_derived);
+	feed(&f, "{\"type\":\"state\",\"pid\":7,\"coro\":3,\"state\":\"exited\",\"tid\":7,"
+		 "\"since\":40,\"switches\":0}");
+	assert_true(f.has_derived);
+	assert_int_equal(f.derived.coro, 3);
+	assert_int_equal(f.derived.ts, 40);
+	assert_int_equal(f.derived.coro_end.how, CTP_END_UNKNOWN);
+	assert_true(f.ev.state.has_switches);
+	feed(&f, "{\"type\":\"state\",\"pid\":7,\"coro\":4,\"state\":\"suspended\","
+		 "\"wait\":{\"fd\":0,\"op\":\"read\",\"closed\":true}}");
+	assert_false(f.has_derived);
+	assert_int_equal(f.ev.state.wait_fd, 0);
+	assert_int_equal(f.ev.state.wait_op, CTP_OP_READ);
+	assert_int_equal(f.ev.state.wait_closed, 1);
+	json_decref(f.json);
+	ctp_event_decoder_free(&f.d);
+}
+
+static void format_2_ends_are_read(void **state)
+{
+	(void)state;
+	struct fed f = {0};
+	ctp_event_decoder_init(&f.d);
+	feed(&f, "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":2,\"start\":1}");
+	feed(&f,
+	     "{\"type\":\"coro_end\",\"pid\":7,\"coro\":5,\"tid\":8,\"ts\":60,\"how\":\"ended\","
+	     "\"switch\":\"ontop_fcontext\"}");
+	assert_int_equal(f.ev.type, CTP_EV_CORO_END);
+	assert_int_equal(f.ev.coro_end.how, CTP_END_ENDED);
+	assert_string_equal(f.ev.coro_end.how_name, "ended");
+	assert_int_equal(f.ev.coro_end.switch_how, CTP_HOW_ONTOP_FCONTEXT);
+	/* Format 2 says every end itself: nothing is derived. */
+	feed(&f, "{\"type\":\"switch\",\"pid\":7,\"tid\":7,\"ts\":70,\"from\":6,\"to\":1,"
+		 "\"how\":\"return\",\"stack\":null}");
+	assert_false(f.has_derived);
+	/* A word this version does not know is kept as written. */
+	feed(&f, "{\"type\":\"coro_end\",\"pid\":7,\"coro\":9,\"how\":\"vanished\"}");
+	assert_int_equal(f.ev.coro_end.how, 0);
+	assert_string_equal(f.ev.coro_end.how_name, "vanished");
+	feed(&f, "{\"type\":\"novel\",\"pid\":7}");
+	assert_int_equal(f.ev.type, CTP_EV_UNKNOWN);
+	assert_string_equal(f.ev.type_name, "novel");
+	json_decref(f.json);
+	ctp_event_decoder_free(&f.d);
+}
+
+static struct ctp_event switch_event(uint32_t tid, uint64_t ts, uint64_t from, uint64_t to)
+{
+	struct ctp_event ev = {.type = CTP_EV_SWITCH, .pid = 7, .tid = tid, .ts = ts};
+	ev.sw.from = from;
+	ev.sw.to = to;
+	ev.sw.how_name = "swapcontext";
+	return ev;
+}
+
+static void runs_close_per_thread(void **state)
+{
+	(void)state;
+	struct ctp_runs r = {0};
+	struct ctp_run_step step;
+	/* Thread 7's own coroutine 1, made at 5 on thread 7, runs until the first switch. */
+	struct ctp_event ev = switch_event(7, 10, 1, 2);
+	assert_int_equal(ctp_runs_switch(&r, &ev, 5, 7, &step), 0);
+	assert_true(step.new_thread);
+	assert_true(step.ended.open && step.ended.initial);
+	assert_int_equal(step.ended.start, 5);
+	/* Another thread's switch in between does not close thread 7's run. */
+	ev = switch_event(8, 12, 3, 4);
+	assert_int_equal(ctp_runs_switch(&r, &ev, 0, 0, &step), 0);
+	assert_false(step.ended.open);
+	ev = switch_event(7, 20, 2, 1);
+	assert_int_equal(ctp_runs_switch(&r, &ev, 0, 0, &step), 0);
+	assert_false(step.new_thread);
+	assert_int_equal(step.ended.coro, 2);
+	assert_int_equal(step.ended.start, 10);
+	assert_int_equal(step.ended.by, 1);
+	assert_false(step.ended.initial);
+	size_t ended = 0;
+	ctp_runs_end_process(&r, 7, NULL, NULL);
+	for (size_t i = 0; i < r.n; i++)
+		ended += r.runs[i].pid == 0;
+	assert_int_equal(ended, 2);
+	ctp_runs_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(idmap_puts_gets_and_deletes),
+		cmocka_unit_test(format_1_ends_are_derived_once),
+		cmocka_unit_test(format_2_ends_are_read),
+		cmocka_unit_test(runs_close_per_thread),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
