@@ -142,11 +142,11 @@ uint32_t ctp_stackmap_find(uint64_t sp)
  * coroutines, not threads, on other threads; a program may hand a thread's context over). A
  * slot holds a thread station's index + 1, 0 = free; the station itself says which stack it
  * covers and whether it lives, so a slot read while it changes answers nothing wrong. */
-enum { MAX_THREAD_STACKS = 4096 };
+enum { MAX_THREAD_STACKS = CTP_MAX_THREAD_SLOTS };
 static uint32_t thread_slots[MAX_THREAD_STACKS];
 static uint32_t thread_slots_used; /* high-water mark */
 
-void ctp_thread_stacks_add(uint32_t idx)
+uint32_t ctp_thread_stacks_add(uint32_t idx)
 {
 	for (uint32_t i = 0; i < MAX_THREAD_STACKS; i++) {
 		uint32_t expected = 0;
@@ -159,9 +159,10 @@ void ctp_thread_stacks_add(uint32_t idx)
 				;
 			/* A page that was nobody's may be this thread's stack now. */
 			__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
-			return;
+			return i;
 		}
 	}
+	return CTP_MAX_THREAD_SLOTS;
 }
 
 void ctp_thread_stacks_remove(uint32_t idx)

@@ -23,7 +23,11 @@ CTP_HIDDEN void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t l
 CTP_HIDDEN uint32_t ctp_stackmap_find(uint64_t sp);
 CTP_HIDDEN uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp);
 /* Threads' own stacks, found by the slow path of a lookup (stackmap.c). */
-CTP_HIDDEN void ctp_thread_stacks_add(uint32_t idx);
+/* Registers the thread whose own station is idx; returns its slot (< CTP_MAX_THREAD_SLOTS, the
+ * thread's for as long as it lives: unwind.c keys per-thread flags by it), or
+ * CTP_MAX_THREAD_SLOTS when every slot is taken. */
+enum { CTP_MAX_THREAD_SLOTS = 4096 };
+CTP_HIDDEN uint32_t ctp_thread_stacks_add(uint32_t idx);
 CTP_HIDDEN void ctp_thread_stacks_remove(uint32_t idx);
 extern uint64_t ctp_stackmap_generation CTP_HIDDEN;
 

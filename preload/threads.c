@@ -118,7 +118,7 @@ static bool start_tracing(struct ctp_thread *t)
 	t->current = t->self;
 	ctp_coro_begin(t, t->self, coro, CTP_KIND_THREAD, t->entry_hint, t->stack_lo, t->stack_hi,
 		       CTP_STATE_RUNNING, 0);
-	ctp_thread_stacks_add(t->self);
+	t->slot = ctp_thread_stacks_add(t->self);
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_setspecific(exit_key, t); /* any non-NULL value makes the destructor run */
 	ctp_crash_altstack_for_thread(t);

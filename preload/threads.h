@@ -39,6 +39,7 @@ struct ctp_thread {
 	 * in_vfork_child is set and state is BUSY, so that every hook passes through. */
 	int vfork_saved_state;
 	uint8_t in_vfork_child;
+	uint32_t slot; /* its thread slot (stackmap.h), CTP_MAX_THREAD_SLOTS when none */
 };
 
 /* This thread's state, without starting it. For flags that are read and used between two

@@ -14,19 +14,49 @@
 
 typedef int (*backtrace_fn)(void **buffer, int size);
 static backtrace_fn unw_backtrace_fn;
-/* Walks running now, on any thread. A fork copies libunwind's caches as they are: one that
- * another thread was changing mid-walk is no state to walk with in the child. */
-static int walks_under_way;
+/* Which threads are walking a stack now. A fork copies libunwind's caches as they are: one that
+ * another thread was changing mid-walk is no state to walk with in the child. A flag per thread
+ * slot, each on a cache line of its own (a shared counter would cost two locked operations a
+ * walk and bounce its line between the CPUs of threads that switch); a thread without a slot
+ * counts in walks_without_slot. */
+struct walk_flag {
+	uint8_t walking;
+} __attribute__((aligned(64)));
+static struct walk_flag walk_flags[CTP_MAX_THREAD_SLOTS];
+static int walks_without_slot;
+
+static inline void walk_begin(uint32_t slot)
+{
+	if (slot < CTP_MAX_THREAD_SLOTS)
+		__atomic_store_n(&walk_flags[slot].walking, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&walks_without_slot, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void walk_end(uint32_t slot)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (slot < CTP_MAX_THREAD_SLOTS)
+		__atomic_store_n(&walk_flags[slot].walking, 0, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_sub(&walks_without_slot, 1, __ATOMIC_RELAXED);
+}
 
 void ctp_unwind_fork_child(void)
 {
-	if (__atomic_load_n(&walks_under_way, __ATOMIC_RELAXED) != 0 && unw_backtrace_fn) {
+	bool torn = __atomic_load_n(&walks_without_slot, __ATOMIC_RELAXED) != 0;
+	for (uint32_t i = 0; i < CTP_MAX_THREAD_SLOTS; i++) {
+		torn |= __atomic_load_n(&walk_flags[i].walking, __ATOMIC_RELAXED) != 0;
+		walk_flags[i].walking = 0;
+	}
+	walks_without_slot = 0;
+	if (torn && unw_backtrace_fn) {
 		unw_backtrace_fn = NULL;
 		ctp_log("another thread was walking a stack at the fork: no suspend stacks in this "
 			"child",
 			NULL, NULL);
 	}
-	walks_under_way = 0;
 }
 
 void ctp_unwind_init(void)
@@ -83,11 +113,17 @@ __attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, ui
 	skip += 1; /* this function's own frame */
 	if (skip > 8)
 		skip = 8;
-	int saved_errno = errno; /* libunwind's own probes (a pipe it reads) leave EAGAIN */
-	__atomic_fetch_add(&walks_under_way, 1, __ATOMIC_RELAXED);
+	/* libunwind's own probes (a pipe it reads) can leave EAGAIN. errno's address is fixed for
+	 * a thread's life: kept, so that a walk does not pay two calls to find it. */
+	static __thread int *errno_at __attribute__((tls_model("initial-exec")));
+	if (CTP_UNLIKELY(!errno_at))
+		errno_at = &errno;
+	int saved_errno = *errno_at;
+	uint32_t slot = ctp_tls_thread.slot;
+	walk_begin(slot);
 	int n = unw_backtrace_fn(buf, (int)(max + skip));
-	__atomic_fetch_sub(&walks_under_way, 1, __ATOMIC_RELAXED);
-	errno = saved_errno;
+	walk_end(slot);
+	*errno_at = saved_errno;
 	if (n <= (int)skip)
 		return 0;
 	uint32_t got = (uint32_t)n - skip;
