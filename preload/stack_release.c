@@ -50,12 +50,20 @@ static inline uint64_t candidate_base(uint64_t p)
 	return 0;
 }
 
+static size_t (*real_usable_size)(void *);
+
 void ctp_stack_base_note(uint64_t lo)
 {
+	/* Looked up here, when a coroutine is made, never inside free: dlsym may free. */
+	if (CTP_UNLIKELY(!__atomic_load_n(&real_usable_size, __ATOMIC_RELAXED))) {
+		int saved_errno = errno;
+		__atomic_store_n(&real_usable_size,
+				 (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size"),
+				 __ATOMIC_RELAXED);
+		errno = saved_errno;
+	}
 	__atomic_store_n(&stack_bases[base_slot(lo)], lo, __ATOMIC_RELAXED);
 }
-
-static size_t (*real_usable_size)(void *);
 
 /* The block at p, being freed, may hold the stack that begins at base: if the block reaches
  * that far, the coroutine there, if it lives and does not run, ends. Only on a thread that
@@ -67,10 +75,6 @@ static __attribute__((noinline)) void block_freed(uint64_t p, uint64_t base)
 		return;
 	int saved_errno = errno;
 	size_t (*usable)(void *) = __atomic_load_n(&real_usable_size, __ATOMIC_RELAXED);
-	if (!usable) {
-		usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-		__atomic_store_n(&real_usable_size, usable, __ATOMIC_RELAXED);
-	}
 	if (base != p && (!usable || base >= p + usable((void *)p)))
 		goto out; /* the stack is not in this block: a block just before it */
 	__atomic_compare_exchange_n(&stack_bases[base_slot(base)], &base, 0, false,

@@ -14,6 +14,13 @@ expect_eq "no lost wakeup, no missed readiness" 0 \
 		| length' "$WORK/report.json")"
 expect_eq "no coroutine ends waiting on an fd" 0 \
 	"$(q yield '[.[] | select(.type == "state" and .wait != null)] | length')"
+# Pth frees a finished thread's stack at pth_join: the preload sees the block freed and ends the
+# thread's coroutine there, so none is left stuck in pth_exit or leaked.
+expect_eq "no stuck and no leaked coroutine (their stacks were freed at pth_join)" 0 \
+	"$(jq '[.findings[] | select(.kind == "stuck" or .kind == "leak")] | length' \
+		"$WORK/report.json")"
+expect_eq "the 20 threads and the scheduler (freed at pth_kill) end as abandoned" 21 \
+	"$(q yield '[.[] | select(.type == "coro_end" and .how == "abandoned")] | length')"
 check "the scheduler probed its pipe (would_block events were seen)" \
 	[ "$(q yield '[.[] | select(.type == "fd" and .event == "would_block")] | length')" -gt 0 ]
 finish
