@@ -125,7 +125,10 @@ void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l)
 	CTP_JSONW_LIT(w, ",\"stack\":");
 	u64_or_null(w, l->stack);
 	end_line(e);
-	e->coros++;
+	if (l->kind == CTP_KIND_THREAD)
+		e->threads++;
+	else
+		e->coros++;
 }
 
 void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,

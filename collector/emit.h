@@ -21,7 +21,8 @@ struct ctp_emitter {
 	uint8_t how_len[CTP_EMIT_HOW_COUNT];
 	struct ctp_zwriter *z;
 	/* what the summary reports */
-	uint64_t processes, coros, switches, lost;
+	/* coros counts coroutines proper; threads, the threads' own stacks (both are coro lines). */
+	uint64_t processes, coros, threads, switches, lost;
 };
 
 void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z);

@@ -699,12 +699,15 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		if (st.lost_lines)
 			snprintf(unwritten, sizeof(unwritten), ", %llu lines NOT WRITTEN",
 				 (unsigned long long)st.lost_lines);
+		const struct ctp_emitter *em = &L.c.em;
 		fprintf(stderr,
-			"ctp: %llu process%s, %llu coroutines, %llu switches, %llu events lost%s, "
-			"%s (%s)\n",
-			(unsigned long long)L.c.em.processes, L.c.em.processes == 1 ? "" : "es",
-			(unsigned long long)L.c.em.coros, (unsigned long long)L.c.em.switches,
-			(unsigned long long)L.c.em.lost, unwritten, o->output, size);
+			"ctp: %llu process%s, %llu coroutine%s and %llu thread%s, %llu switch%s, "
+			"%llu events lost%s, %s (%s)\n",
+			(unsigned long long)em->processes, em->processes == 1 ? "" : "es",
+			(unsigned long long)em->coros, em->coros == 1 ? "" : "s",
+			(unsigned long long)em->threads, em->threads == 1 ? "" : "s",
+			(unsigned long long)em->switches, em->switches == 1 ? "" : "es",
+			(unsigned long long)em->lost, unwritten, o->output, size);
 	}
 	if (L.H.full_waits)
 		fprintf(stderr,

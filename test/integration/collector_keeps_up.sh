@@ -41,5 +41,5 @@ expect_eq "the last line is the end line" end "$(tail -n 1 "$WORK/pp.jsonl" | jq
 expect_eq "end counts the lines before it" "$((nlines - 1))" "$(tail -n 1 "$WORK/pp.jsonl" | jq .lines)"
 expect_eq "end counts the loss" "$lost" "$(tail -n 1 "$WORK/pp.jsonl" | jq .lost)"
 expect_eq "the summary says the same loss" 1 \
-	"$(grep -c "2 coroutines, $switches switches, $lost events lost" "$WORK/pp.err")"
+	"$(grep -c "1 coroutine and 1 thread, $switches switches, $lost events lost" "$WORK/pp.err")"
 finish
