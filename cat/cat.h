@@ -44,6 +44,7 @@ struct ctp_cat_options {
 	bool export_replace;	   /* an export may replace the same trace exported before */
 	struct ctp_analysis_options analysis; /* --report's thresholds */
 	const char *html_path;		      /* --html: the page to write */
+	bool full_names; /* --full-names: the text report keeps C++ template arguments */
 };
 
 /* Where the trace's events go (cat/model/event.h: each line decoded once, and the ends a format

@@ -48,6 +48,9 @@ static void print_help(FILE *f)
 	      "      --report               lost wakeups, missed readiness, crashes, stuck,\n"
 	      "                             hogging and leaked coroutines, with their stacks\n"
 	      "      --json                 with --report: the same as one JSON document\n"
+	      "                             (always with full C++ names)\n"
+	      "      --full-names           C++ names with their template arguments (the\n"
+	      "                             text report writes each outermost <...> as <...>)\n"
 	      "      --missed-after=TIME    readiness not followed by a resume within TIME is\n"
 	      "                             missed (default 1s)\n"
 	      "      --never-yielded-after=TIME  a coroutine running TIME without a switch\n"
@@ -92,7 +95,7 @@ enum { OPT_SQLITE = 256, OPT_POSTGRES, OPT_MYSQL, OPT_REPLACE, OPT_PRINT_SCHEMA 
 enum { OPT_FORMAT = 512, OPT_PID, OPT_CORO, OPT_TID, OPT_TYPE, OPT_SINCE, OPT_UNTIL };
 
 /* --report's options. */
-enum { OPT_REPORT = 768, OPT_JSON, OPT_MISSED_AFTER, OPT_NEVER_YIELDED_AFTER };
+enum { OPT_REPORT = 768, OPT_JSON, OPT_MISSED_AFTER, OPT_NEVER_YIELDED_AFTER, OPT_FULL_NAMES };
 
 /* --html's option. */
 enum { OPT_HTML = 1024 };
@@ -167,6 +170,7 @@ int main(int argc, char **argv)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"missed-after", required_argument, NULL, OPT_MISSED_AFTER},
 		{"never-yielded-after", required_argument, NULL, OPT_NEVER_YIELDED_AFTER},
+		{"full-names", no_argument, NULL, OPT_FULL_NAMES},
 		{"html", required_argument, NULL, OPT_HTML},
 		{NULL, 0, NULL, 0},
 	};
@@ -207,6 +211,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = true;
+			break;
+		case OPT_FULL_NAMES:
+			opt.full_names = true;
 			break;
 		case OPT_HTML:
 			opt.html_path = optarg;
@@ -253,9 +260,9 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--follow needs a FILE, not standard input");
 	if (opt.export_replace && !opt.export_target)
 		return usage_error("%s", "--replace needs --sqlite, --postgres or --mysql");
-	if ((json || thresholds) && !report)
-		return usage_error(
-			"%s", "--json, --missed-after and --never-yielded-after need --report");
+	if ((json || thresholds || opt.full_names) && !report)
+		return usage_error("%s", "--json, --full-names, --missed-after and "
+					 "--never-yielded-after need --report");
 	if (report && (opt.format != CTP_CAT_FORMAT_JSONL || opt.export_target || opt.follow))
 		return usage_error("%s", "--report goes alone: no --format, export or --follow");
 	if (report)

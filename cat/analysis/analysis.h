@@ -187,6 +187,7 @@ enum ctp_finding_kind {
 	CTP_FINDING_NEVER_YIELDED,
 	CTP_FINDING_LEAK,
 };
+#define CTP_FINDING_KIND_COUNT (CTP_FINDING_LEAK + 1)
 
 /* "crash", "lost_wakeup", "missed_readiness", "stuck", "never_yielded", "leak". */
 const char *ctp_finding_kind_name(enum ctp_finding_kind kind);
@@ -231,11 +232,19 @@ struct ctp_finding {
 	/* The findings may be wrong or incomplete: events of this process were lost, or its end
 	 * was not seen. */
 	bool uncertain;
+	/* One cause, one incident: numbered from 1 in report order. Lost wakeups that one close
+	 * path caused (same process, wait stack, closer and close stack, operation) share theirs;
+	 * every other finding is an incident of its own. A coroutine that a lost wakeup or a
+	 * missed readiness explains is not listed again as stuck or leaked. */
+	uint32_t incident;
 };
 
 size_t ctp_analysis_finding_count(const struct ctp_analysis *a);
 const struct ctp_finding *ctp_analysis_finding_at(const struct ctp_analysis *a, size_t i);
 /* How many findings make the report fail (crash, lost_wakeup, missed_readiness). */
 size_t ctp_analysis_failure_count(const struct ctp_analysis *a);
+/* counts[kind]: how many incidents (see ctp_finding.incident) the findings of each kind make. */
+void ctp_analysis_count_incidents(const struct ctp_analysis *a,
+				  size_t counts[CTP_FINDING_KIND_COUNT]);
 
 #endif

@@ -152,9 +152,11 @@ static int find_lost_wakeup(struct ctp_analysis *a, const struct an_process *p,
 	return 0;
 }
 
+/* *at_end: it found readiness that was never answered by the end (the coroutine's story). */
 static int find_missed_readiness(struct ctp_analysis *a, const struct an_process *p,
-				 const struct an_coro *c, bool lost)
+				 const struct an_coro *c, bool lost, bool *at_end)
 {
+	*at_end = false;
 	uint64_t end = ctp_an_process_end(a, p);
 	/* Not resumed by the end. A lost wakeup already explains it; readiness reported in the
 	 * last moments before the end is not judged. */
@@ -170,6 +172,7 @@ static int find_missed_readiness(struct ctp_analysis *a, const struct an_process
 		f->ts = c->ready_ts;
 		f->duration_ns = since_to(c->ready_ts, end);
 		f->at_end = true;
+		*at_end = true;
 		return 0;
 	}
 	if (c->late_ns) {
@@ -308,7 +311,10 @@ static int add_group(struct ctp_analysis *a, enum ctp_finding_kind kind, const s
 	return 0;
 }
 
-static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind)
+/* explained[i]: coroutine i is already a lost wakeup or a missed readiness at the end. That
+ * finding tells its story; listing it again as stuck, or as leaked, would count one cause three
+ * times. */
+static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind, const bool *explained)
 {
 	struct member *m = malloc((a->ncoros ? a->ncoros : 1) * sizeof(*m));
 	if (!m)
@@ -316,7 +322,7 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind)
 	size_t n = 0;
 	for (size_t i = 0; i < a->ncoros; i++) {
 		const struct an_coro *c = &a->coros[i];
-		if (is_thread(c))
+		if (is_thread(c) || explained[i])
 			continue;
 		if (kind == CTP_FINDING_STUCK && suspended_at_end(c))
 			m[n++] = (struct member){c->pub.process, suspend_stack(c), i, c->pub.id};
@@ -338,7 +344,28 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind)
 	return rc;
 }
 
-/* Most important first: by kind, bigger groups first, then by process and coroutine. */
+/* Lost wakeups tell one story when one close path stranded them: same process, same wait,
+ * same closer at the same place, same operation. */
+static bool same_lost_wakeup(const struct ctp_finding *f, const struct ctp_finding *g)
+{
+	return f->kind == CTP_FINDING_LOST_WAKEUP && g->kind == CTP_FINDING_LOST_WAKEUP &&
+	       f->process == g->process && f->stack == g->stack &&
+	       f->close_stack == g->close_stack && f->close_coro == g->close_coro && f->op == g->op;
+}
+
+static int by_story(const struct ctp_finding *f, const struct ctp_finding *g)
+{
+	if (f->stack != g->stack)
+		return f->stack < g->stack ? -1 : 1;
+	if (f->close_stack != g->close_stack)
+		return f->close_stack < g->close_stack ? -1 : 1;
+	if (f->close_coro != g->close_coro)
+		return f->close_coro < g->close_coro ? -1 : 1;
+	return f->op == g->op ? 0 : (uintptr_t)f->op < (uintptr_t)g->op ? -1 : 1;
+}
+
+/* Most important first: by kind, bigger groups first, then by process; lost wakeups of one
+ * story next to each other; then by coroutine. */
 static int by_importance(const void *x, const void *y)
 {
 	const struct ctp_finding *f = x, *g = y;
@@ -348,9 +375,27 @@ static int by_importance(const void *x, const void *y)
 		return f->count > g->count ? -1 : 1;
 	if (f->process != g->process)
 		return f->process < g->process ? -1 : 1;
+	if (f->kind == CTP_FINDING_LOST_WAKEUP) {
+		int story = by_story(f, g);
+		if (story)
+			return story;
+	}
 	if (f->coro != g->coro)
 		return f->coro < g->coro ? -1 : 1;
 	return f->stack < g->stack ? -1 : f->stack > g->stack;
+}
+
+/* Numbers the incidents in report order: every finding is one, except lost wakeups of one
+ * story, which share theirs. */
+static void number_incidents(struct ctp_analysis *a)
+{
+	uint32_t incident = 0;
+	for (size_t i = 0; i < a->nfindings; i++) {
+		struct ctp_finding *f = &a->findings[i];
+		if (!i || !same_lost_wakeup(&a->findings[i - 1], f))
+			incident++;
+		f->incident = incident;
+	}
 }
 
 int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
@@ -362,20 +407,40 @@ int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
 	for (size_t i = 0; i < a->nprocs; i++)
 		if (find_crash(a, &a->procs[i]) < 0)
 			return -1;
-	for (size_t i = 0; i < a->ncoros; i++) {
+	bool *explained = calloc(a->ncoros ? a->ncoros : 1, sizeof(*explained));
+	if (!explained)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < a->ncoros && rc == 0; i++) {
 		const struct an_coro *c = &a->coros[i];
 		const struct an_process *p = &a->procs[c->pub.process];
 		if (is_thread(c))
 			continue;
-		bool lost = false;
+		bool lost = false, missed = false;
 		if (suspended_at_end(c) && find_lost_wakeup(a, p, c, &lost) < 0)
-			return -1;
-		if (find_missed_readiness(a, p, c, lost) < 0 || find_never_yielded(a, p, c) < 0)
-			return -1;
+			rc = -1;
+		else if (find_missed_readiness(a, p, c, lost, &missed) < 0 ||
+			 find_never_yielded(a, p, c) < 0)
+			rc = -1;
+		explained[i] = lost || missed;
 	}
-	if (find_groups(a, CTP_FINDING_STUCK) < 0 || find_groups(a, CTP_FINDING_LEAK) < 0)
+	if (rc == 0 && (find_groups(a, CTP_FINDING_STUCK, explained) < 0 ||
+			find_groups(a, CTP_FINDING_LEAK, explained) < 0))
+		rc = -1;
+	free(explained);
+	if (rc < 0)
 		return -1;
 	if (a->nfindings > 1) /* (qsort must not get the NULL of no findings) */
 		qsort(a->findings, a->nfindings, sizeof(*a->findings), by_importance);
+	number_incidents(a);
 	return 0;
+}
+
+void ctp_analysis_count_incidents(const struct ctp_analysis *a,
+				  size_t counts[CTP_FINDING_KIND_COUNT])
+{
+	memset(counts, 0, CTP_FINDING_KIND_COUNT * sizeof(*counts));
+	for (size_t i = 0; i < a->nfindings; i++)
+		if (!i || a->findings[i].incident != a->findings[i - 1].incident)
+			counts[a->findings[i].kind]++;
 }

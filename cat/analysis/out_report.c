@@ -10,6 +10,7 @@
 struct out_report {
 	FILE *f;
 	bool json;
+	bool full_names;
 	const char *name;
 	const struct ctp_analysis *a; /* fed and finished by the run's analysis stage */
 	struct ctp_trace_end end;
@@ -38,7 +39,7 @@ static int report_finish(void *state)
 	if (o->ended && (o->end.kind == CTP_TRACE_NOT_TRACE || o->end.kind == CTP_TRACE_IO_ERROR))
 		return 0;
 	int rc = o->json ? ctp_cat_report_json(o->f, o->a, o->name)
-			 : ctp_cat_report_text(o->f, o->a, o->name);
+			 : ctp_cat_report_text(o->f, o->a, o->name, o->full_names);
 	if (rc < 0)
 		return -1;
 	o->status = ctp_analysis_failure_count(o->a) ? CTP_CAT_EXIT_FINDINGS : CTP_CAT_EXIT_OK;
@@ -66,6 +67,7 @@ int ctp_cat_out_report_open(struct ctp_cat_output *out, FILE *f, const struct ct
 	o->a = a;
 	o->f = f;
 	o->json = opt->format == CTP_CAT_FORMAT_REPORT_JSON;
+	o->full_names = opt->full_names;
 	o->name = strcmp(opt->input, "-") == 0 ? "(standard input)" : opt->input;
 	out->state = o;
 	out->event = report_event;

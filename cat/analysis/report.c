@@ -34,10 +34,13 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* --full-names; one report is written at a time, by one thread. */
+static bool full_names;
+
 static void print_frame(FILE *f, const struct ctp_analysis_frame *fr)
 {
 	if (fr->sym)
-		fputs(fr->sym, f);
+		ctp_cat_report_put_name(f, fr->sym, full_names);
 	else
 		fprintf(f, "0x%" PRIx64, fr->addr);
 	if (fr->file && fr->line)
@@ -75,9 +78,11 @@ static void print_coro(FILE *f, const struct ctp_analysis *a, uint32_t pid, uint
 {
 	const struct ctp_analysis_coro *c = ctp_analysis_coro_find(a, pid, id);
 	fprintf(f, "coroutine #%" PRIu64, id);
-	if (c && c->entry)
-		fprintf(f, " (%s)", c->entry);
-	else if (c && c->kind && strcmp(c->kind, "thread") == 0)
+	if (c && c->entry) {
+		fputs(" (", f);
+		ctp_cat_report_put_name(f, c->entry, full_names);
+		fputc(')', f);
+	} else if (c && c->kind && strcmp(c->kind, "thread") == 0)
 		fputs(" (a thread's own stack)", f);
 }
 
@@ -181,19 +186,12 @@ static void print_crash(FILE *f, const struct ctp_analysis *a, const struct ctp_
 	}
 }
 
-static bool same_story(const struct ctp_finding *x, const struct ctp_finding *y)
-{
-	return y->kind == CTP_FINDING_LOST_WAKEUP && x->process == y->process &&
-	       x->stack == y->stack && x->close_stack == y->close_stack &&
-	       x->close_coro == y->close_coro && (x->op == y->op);
-}
-
-/* Lost wakeups from fi[0] on that tell the same story; returns how many it printed. */
+/* The lost wakeups of one incident, from fi[0] on; returns how many it printed. */
 static size_t print_lost_wakeups(FILE *f, const struct ctp_analysis *a,
 				 const struct ctp_finding *fi, size_t left)
 {
 	size_t n = 1;
-	while (n < left && same_story(fi, &fi[n]))
+	while (n < left && fi[n].incident == fi->incident)
 		n++;
 	fputs("LOST WAKEUP: ", f);
 	if (n == 1) {
@@ -267,24 +265,6 @@ static void print_missed(FILE *f, const struct ctp_analysis *a, const struct ctp
 	print_uncertain(f, fi);
 }
 
-/* How many members of a stuck group are lost wakeups too (findings are few: a scan will do). */
-static size_t lost_wakeups_among(const struct ctp_analysis *a, const struct ctp_finding *group)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < ctp_analysis_finding_count(a); i++) {
-		const struct ctp_finding *fi = ctp_analysis_finding_at(a, i);
-		if (fi->kind != CTP_FINDING_LOST_WAKEUP || fi->process != group->process)
-			continue;
-		for (size_t k = 0; k < group->count; k++) {
-			if (group->coros[k] == fi->coro) {
-				n++;
-				break;
-			}
-		}
-	}
-	return n;
-}
-
 static void print_stuck(FILE *f, const struct ctp_analysis *a, const struct ctp_finding *fi)
 {
 	fprintf(f, "STUCK: %zu coroutine%s in ", fi->count, fi->count == 1 ? "" : "s");
@@ -302,9 +282,6 @@ static void print_stuck(FILE *f, const struct ctp_analysis *a, const struct ctp_
 	}
 	if (fi->count > MEMBERS_SHOWN)
 		fprintf(f, " and %zu more", fi->count - MEMBERS_SHOWN);
-	size_t lost = lost_wakeups_among(a, fi);
-	if (lost)
-		fprintf(f, "\n  (%zu of them lost their wakeup: see above)", lost);
 	fputs("\n  waiting at:\n", f);
 	print_stack(f, a, fi->process, fi->stack, "    ");
 	print_uncertain(f, fi);
@@ -339,8 +316,11 @@ static void print_leak(FILE *f, const struct ctp_analysis *a, const struct ctp_f
 	print_process(f, a, fi);
 	fputs(" created and never ended", f);
 	const struct ctp_analysis_coro *c = ctp_analysis_coro_find(a, fi->pid, fi->coros[0]);
-	if (c && c->entry)
-		fprintf(f, " (entry %s)", c->entry);
+	if (c && c->entry) {
+		fputs(" (entry ", f);
+		ctp_cat_report_put_name(f, c->entry, full_names);
+		fputc(')', f);
+	}
 	fputs(":", f);
 	for (size_t i = 0; i < fi->count && i < MEMBERS_SHOWN; i++)
 		fprintf(f, " #%" PRIu64, fi->coros[i]);
@@ -351,26 +331,34 @@ static void print_leak(FILE *f, const struct ctp_analysis *a, const struct ctp_f
 	print_uncertain(f, fi);
 }
 
-int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name)
+int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name, bool full)
 {
+	full_names = full;
 	print_summary(f, a, name);
 	size_t n = ctp_analysis_finding_count(a);
-	size_t counts[CTP_FINDING_LEAK + 1] = {0};
-	for (size_t i = 0; i < n; i++)
-		counts[ctp_analysis_finding_at(a, i)->kind]++;
+	size_t counts[CTP_FINDING_KIND_COUNT];
+	ctp_analysis_count_incidents(a, counts);
 	if (!n) {
 		fputs("\nNo findings: no crash, lost wakeup, missed readiness, stuck, hogging or "
 		      "leaked coroutine.\n",
 		      f);
 		return fflush(f) == 0 ? 0 : -1;
 	}
+	/* Incidents, and how many coroutines they hold where that differs. */
+	size_t coros[CTP_FINDING_KIND_COUNT] = {0};
+	for (size_t i = 0; i < n; i++) {
+		const struct ctp_finding *fi = ctp_analysis_finding_at(a, i);
+		coros[fi->kind] += fi->count ? fi->count : 1;
+	}
 	fputs("\nFindings:", f);
 	const char *sep = " ";
-	for (int k = 0; k <= CTP_FINDING_LEAK; k++) {
-		if (counts[k]) {
-			fprintf(f, "%s%zu %s", sep, counts[k], ctp_finding_kind_name(k));
-			sep = ", ";
-		}
+	for (int k = 0; k < CTP_FINDING_KIND_COUNT; k++) {
+		if (!counts[k])
+			continue;
+		fprintf(f, "%s%zu %s", sep, counts[k], ctp_finding_kind_name(k));
+		if (coros[k] != counts[k] && k != CTP_FINDING_CRASH)
+			fprintf(f, " (%zu coroutines)", coros[k]);
+		sep = ", ";
 	}
 	fputs("\n", f);
 	for (size_t i = 0; i < n;) {

@@ -10,13 +10,19 @@
 #include "cat/analysis/analysis.h"
 
 /* The report of a finished analysis of the trace `name`. Return 0, or -1 with errno set when
- * writing failed. */
-int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name);
+ * writing failed. The text report shortens C++ template arguments unless full_names; the JSON
+ * report always has the full names. */
+int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name, bool full_names);
 int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name);
 
 /* Whether a frame belongs to the tracer itself (the preload's hooks, the unwinder) rather than
  * to the program: reports start a stack at the program's first frame. */
 bool ctp_cat_report_tracer_frame(const struct ctp_analysis_frame *fr);
+
+/* Writes a symbol for people: `full` as it is, else with each outermost template argument list
+ * written as <...> ("std::vector<...>::push_back(int const&)"); operators such as operator<<
+ * are kept. */
+void ctp_cat_report_put_name(FILE *f, const char *name, bool full);
 
 /* "SIGSEGV" for 11 (a buffer of the calling thread's, valid until its next call). */
 const char *ctp_cat_report_signal_name(int sig);

@@ -85,6 +85,7 @@ static json_t *finding_json(const struct ctp_analysis *a, const struct ctp_findi
 	json_t *o = json_object();
 	const struct ctp_analysis_process *p = ctp_analysis_process_at(a, fi->process);
 	set(o, "kind", json_string(ctp_finding_kind_name(fi->kind)));
+	set(o, "incident", u64(fi->incident));
 	set(o, "pid", u64(fi->pid));
 	set(o, "exe", str_or_null(p ? p->exe : NULL));
 	set(o, "coro", u64_or_null(fi->coro));
@@ -212,6 +213,12 @@ static json_t *summary_json(const struct ctp_analysis *a)
 		set(counts, k, json_integer(json_integer_value(json_object_get(counts, k)) + 1));
 	}
 	set(o, "findings", counts);
+	size_t incidents[CTP_FINDING_KIND_COUNT];
+	ctp_analysis_count_incidents(a, incidents);
+	json_t *by_kind = json_object();
+	for (int k = 0; k < CTP_FINDING_KIND_COUNT; k++)
+		set(by_kind, ctp_finding_kind_name(k), u64(incidents[k]));
+	set(o, "incidents", by_kind);
 	set(o, "failures", u64(ctp_analysis_failure_count(a)));
 	json_t *procs = json_array();
 	for (size_t i = 0; i < ctp_analysis_process_count(a); i++)

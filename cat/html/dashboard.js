@@ -60,11 +60,43 @@
 		return rel === null || rel === undefined || rel < 0 ? "?" : "+" + fmtDur(rel);
 	}
 
+	/* A C++ name for people, as the text report writes it: each outermost template argument
+	 * list as <...> (an Asio frame's name runs to thousands of characters). Operators whose
+	 * brackets are no template's (operator<<, operator->) stay. The full name is the title. */
+	var ANGLE_OPERATOR = /^operator(<=>|<<=|>>=|<<|>>|<=|>=|->\*|->|<|>)/;
+	function shortName(name) {
+		if (!name)
+			return name;
+		var out = "", depth = 0, i = 0;
+		while (i < name.length) {
+			var op = depth ? null : ANGLE_OPERATOR.exec(name.slice(i, i + 11));
+			if (op) {
+				out += op[0];
+				i += op[0].length;
+				continue;
+			}
+			if (name[i] === "-" && name[i + 1] === ">") {
+				if (!depth)
+					out += "->";
+				i += 2;
+				continue;
+			}
+			var ch = name[i++];
+			if (ch === "<" && depth++ === 0)
+				out += "<...";
+			else if (ch === ">" && depth && --depth === 0)
+				out += ">";
+			else if (!depth)
+				out += ch;
+		}
+		return out;
+	}
+
 	function coroName(i) {
 		if (i < 0 || i >= coros.length)
 			return "unknown coroutine";
 		var c = coros[i];
-		return "coroutine " + c[C_ID] + (c[C_ENTRY] ? " (" + c[C_ENTRY] + ")" :
+		return "coroutine " + c[C_ID] + (c[C_ENTRY] ? " (" + shortName(c[C_ENTRY]) + ")" :
 			c[C_KIND] === "thread" ? " (thread " + c[C_TID] + ")" : "");
 	}
 
@@ -96,8 +128,11 @@
 			/* f: [sym, off, file, line, module, addr] */
 			var mod = basename(f[4]);
 			var tr = el("tr", isForeign(f) ? "foreign" : "");
-			var where = f[0] ? f[0] + "+0x" + Number(f[1]).toString(16) : f[5];
-			add(tr, el("td", "", "#" + n), el("td", "", where),
+			var where = f[0] ? shortName(f[0]) + "+0x" + Number(f[1]).toString(16) : f[5];
+			var name = el("td", "", where);
+			if (f[0])
+				name.title = f[0];
+			add(tr, el("td", "", "#" + n), name,
 				el("td", "file", f[2] ? f[2] + (f[3] ? ":" + f[3] : "") : ""),
 				el("td", "file", mod));
 			t.appendChild(tr);
@@ -115,7 +150,7 @@
 		var names = frames.filter(function (f) {
 			return !isForeign(f);
 		}).slice(0, 3).map(function (f) {
-			return f[0] || f[5];
+			return shortName(f[0]) || f[5];
 		});
 		return names.length ? names.join(" ← ") : "an unknown place";
 	}
@@ -678,7 +713,7 @@
 			var st = el("td", "state-" + (c[C_STATE] || "unknown"), c[C_STATE] || "?");
 			add(tr, el("td", "mono", c[C_PID]), el("td", "mono", c[C_ID]),
 				el("td", "", c[C_KIND] || "?"),
-				el("td", "mono", c[C_ENTRY] || (c[C_KIND] === "thread" ?
+				el("td", "mono", shortName(c[C_ENTRY]) || (c[C_KIND] === "thread" ?
 					"(thread " + c[C_TID] + ")" : "")), st,
 				el("td", "", fmtInt(c[C_RESUMES])), el("td", "", fmtTime(c[C_CREATED])),
 				el("td", "", fmtTime(c[C_SINCE])));
@@ -702,7 +737,7 @@
 		box.appendChild(el("h3", "", coroName(i) + " of pid " + c[C_PID]));
 		var g = el("div", "kv");
 		kv(g, "kind", c[C_KIND] || "?");
-		kv(g, "entry", c[C_ENTRY] || "unknown");
+		kv(g, "entry", c[C_ENTRY] || "unknown"); /* the full name, in the details */
 		kv(g, "parent", c[C_PARENT] >= 0 ? coroLink(c[C_PARENT]) : "none");
 		kv(g, "created", c[C_CREATED] >= 0 ? fmtTime(c[C_CREATED]) + " on thread " + c[C_TID] :
 			"before the trace began, or not seen");

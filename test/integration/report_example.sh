@@ -35,14 +35,19 @@ expect_eq "each was closed after it suspended" 0 \
 	"$(rq lw '[.findings[] | select(.kind == "lost_wakeup" and .close.ts < .suspended_at)] | length')"
 expect_eq "no missed readiness: the lost wakeups explain the readiness of the dead fds" 0 \
 	"$(rq lw '[.findings[] | select(.kind == "missed_readiness")] | length')"
-expect_eq "the stuck group is the stranded coroutines" "$K:sched_wait_readable" \
-	"$(rq lw '.findings[] | select(.kind == "stuck") | "\(.count):\(.stack[0])"' | head -1)"
+expect_eq "one cause, one incident: the $K lost wakeups share theirs" "1 1" \
+	"$(rq lw '"\([.findings[] | select(.kind == "lost_wakeup") | .incident] | unique | length) \(.summary.incidents.lost_wakeup)"')"
+expect_eq "the stranded coroutines are not listed again as stuck or leaked" 0 \
+	"$(rq lw '[.findings[] | select(.kind == "lost_wakeup") | .coro] as $lost
+		| [.findings[] | select(.kind == "stuck" or .kind == "leak") | .coros[]
+			| select(. as $c | $lost | index($c))] | length')"
 
 # The text report tells the same story, once, with the close site.
 text_status=0
 "$CTP_CAT" --report "$WORK/lw.jsonl.zst" >"$WORK/lw.txt" || text_status=$?
 expect_eq "the text report exits 3 too" 3 "$text_status"
-check "the text report counts the lost wakeups" grep -q "^LOST WAKEUP: $K coroutines" "$WORK/lw.txt"
+check "the text report tells the lost wakeups once" grep -q "^LOST WAKEUP: $K coroutines" "$WORK/lw.txt"
+check "and counts them as one incident" grep -q "^Findings: 1 lost_wakeup ($K coroutines)" "$WORK/lw.txt"
 check "the text report names the close site with file:line" \
 	grep -Eq "^    poller_drop_connection \(sched.c:[0-9]+\)" "$WORK/lw.txt"
 finish
