@@ -4,8 +4,9 @@
 // reads each echo back, then closes; the session sees EOF and returns; when every client is
 // done the acceptor is closed and its coroutine returns too. Healthy, every coroutine ends.
 //
-// Usage: asio_echo [--clients N] [--messages M] [--lose-one]
-// Prints "echoed X of Y" at the end (and with --lose-one, the fd it closed).
+// Usage: asio_echo [--clients N] [--messages M] [--lose-one] [--time]
+// Prints "echoed X of Y" at the end (with --lose-one, the fd it closed; with --time, the
+// seconds the io_context ran, for scripts/bench).
 //
 // --lose-one plants the classic bug: one session's socket is closed with ::close() behind
 // Asio's back while its coroutine waits to read, which also takes the descriptor out of Asio's
@@ -15,6 +16,7 @@
 #define BOOST_COROUTINES_NO_DEPRECATION_WARNING
 #include <boost/asio.hpp>
 #include <boost/asio/spawn.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,12 +25,14 @@
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-namespace {
+namespace
+{
 
 struct options {
 	int clients = 50;
 	int messages = 20;
 	bool lose_one = false;
+	bool time = false;
 };
 
 struct server_state {
@@ -102,7 +106,8 @@ void client_talk(server_state &s, const options &o, int index, asio::yield_conte
 	socket.async_connect(s.acceptor.local_endpoint(), yield[ec]);
 	for (int m = 0; !ec && m < o.messages; m++) {
 		if (o.lose_one && index == 0 && m == 1 && s.victim_fd >= 0) {
-			// The bug: a raw close of a descriptor Asio still owns, while its session waits.
+			// The bug: a raw close of a descriptor Asio still owns, while its session
+			// waits.
 			::close(s.victim_fd);
 		}
 		char out[64], in[64];
@@ -129,8 +134,13 @@ options parse(int argc, char **argv)
 			o.messages = std::atoi(argv[++i]);
 		else if (!std::strcmp(argv[i], "--lose-one"))
 			o.lose_one = true;
+		else if (!std::strcmp(argv[i], "--time"))
+			o.time = true;
 		else {
-			std::fprintf(stderr, "usage: %s [--clients N] [--messages M] [--lose-one]\n", argv[0]);
+			std::fprintf(
+				stderr,
+				"usage: %s [--clients N] [--messages M] [--lose-one] [--time]\n",
+				argv[0]);
 			std::exit(2);
 		}
 	}
@@ -150,8 +160,13 @@ int main(int argc, char **argv)
 	asio::spawn(s.io, [&s](asio::yield_context y) { acceptor_loop(s, y); });
 	for (int i = 0; i < o.clients; i++)
 		asio::spawn(s.io, [&s, &o, i](asio::yield_context y) { client_talk(s, o, i, y); });
+	auto start = std::chrono::steady_clock::now();
 	s.io.run();
+	double secs =
+		std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 	std::printf("echoed %ld of %ld\n", s.echoed, (long)o.clients * o.messages);
+	if (o.time)
+		std::printf("seconds=%.6f\n", secs);
 	if (o.lose_one)
 		std::printf("closed fd %d under a waiting session\n", s.victim_fd);
 	if (!o.lose_one)
