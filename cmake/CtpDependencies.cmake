@@ -10,6 +10,8 @@ endfunction()
 ctp_require_pkg(zstd libzstd)
 ctp_require_pkg(elf libelf)
 ctp_require_pkg(dw libdw)
+# Debug files fetched by build-id from debuginfod servers (DEBUGINFOD_URLS).
+ctp_require_pkg(debuginfod libdebuginfod)
 ctp_require_pkg(jansson jansson)
 ctp_require_pkg(cmocka cmocka)
 # ctp-cat's export into databases.

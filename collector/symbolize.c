@@ -105,6 +105,16 @@ static bool module_is(const struct module *m, uint64_t hash, const char *path, c
 	       (id_len == 0 || memcmp(m->build_id, id, id_len) == 0);
 }
 
+static bool has_symtab(Elf *elf)
+{
+	for (Elf_Scn *scn = elf ? elf_nextscn(elf, NULL) : NULL; scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		if (gelf_getshdr(scn, &shdr) != NULL && shdr.sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
+
 /* Which file answers what. A build-id that the file on disk does not carry means the file was
  * replaced since the run: its symbols would be wrong, so only a debug file found by the
  * build-id (which describes exactly the build that ran) may answer. */
@@ -122,6 +132,9 @@ static void module_open(struct module *m, const char *debug_dir)
 	const uint8_t *id = m->build_id_len > 0 ? m->build_id : own_id;
 	size_t id_len = m->build_id_len > 0 ? m->build_id_len : own_len;
 	ctp_elf_debug_file_open(&m->debug, debug_dir, id, id_len);
+	/* A stripped module with no debug file here: its build-id may be known to debuginfod. */
+	if (m->debug.elf == NULL && !has_symtab(m->file.elf))
+		ctp_debuginfod_open(&m->debug, id, id_len, m->path);
 
 	Elf *main = m->file.elf, *debug = m->debug.elf;
 	Elf *type_src = main != NULL ? main : debug;

@@ -1,5 +1,6 @@
 /* Pieces of the symbolizer (collector/symbolize.h): the function symbol table of one ELF file
- * (symbolize_elf.c) and line lookup in DWARF (symbolize_dwarf.c). Used only by symbolize*.c. */
+ * (symbolize_elf.c), line lookup in DWARF (symbolize_dwarf.c) and debug files from debuginfod
+ * (symbolize_debuginfod.c). Used only by symbolize*.c. */
 #ifndef CTP_COLLECTOR_SYMBOLIZE_INTERNAL_H
 #define CTP_COLLECTOR_SYMBOLIZE_INTERNAL_H
 
@@ -28,6 +29,15 @@ size_t ctp_elf_build_id(Elf *elf, const uint8_t **id);
  * under /usr/lib/debug) and checks that its own build-id note is `id`. */
 bool ctp_elf_debug_file_open(struct ctp_elf_file *f, const char *dir, const uint8_t *id,
 			     size_t id_len);
+
+/* Whether DEBUGINFOD_URLS names a server to ask. */
+bool ctp_debuginfod_wanted(void);
+
+/* Fetches the debug file of build-id `id` from the servers DEBUGINFOD_URLS names (or takes it
+ * from the client's cache) and opens it into f, checking its build-id; false when no server is
+ * named or none has it (said on stderr, naming module_path). */
+bool ctp_debuginfod_open(struct ctp_elf_file *f, const uint8_t *id, size_t id_len,
+			 const char *module_path);
 
 /* Function symbols of one ELF, sorted by address. */
 struct ctp_symtab;

@@ -1,0 +1,61 @@
+# Symbols for stripped programs from a debuginfod server. A copy of a test program is stripped of
+# every symbol (as Debian ships its binaries) and its debug file is served by a real debuginfod
+# (elfutils' server, started here on loopback). Traced without DEBUGINFOD_URLS, its functions
+# have no names; with DEBUGINFOD_URLS naming the server, the collector fetches the debug file by
+# the build-id and the trace names every function with its file:line, as for the unstripped
+# program.
+source "$(dirname "$0")/lib.sh"
+
+cp "$PROGRAMS/ucontext_stacks" "$WORK/prog"
+mkdir -p "$WORK/served"
+objcopy --only-keep-debug "$WORK/prog" "$WORK/served/prog.debug"
+strip --strip-all "$WORK/prog"
+build_id=$(readelf -n "$WORK/prog" | sed -n 's/^ *Build ID: //p')
+check "the stripped program keeps its build-id ($build_id)" [ -n "$build_id" ]
+check "and has no symbol table" bash -c "! readelf -S '$WORK/prog' | grep -q '\.symtab'"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+debuginfod -d "$WORK/index.sqlite" -p "$port" -F "$WORK/served" >"$WORK/debuginfod.log" 2>&1 &
+server=$!
+stop_server() { kill "$server" 2>/dev/null || true; }
+at_exit stop_server
+export DEBUGINFOD_CACHE_PATH=$WORK/client-cache
+url=http://127.0.0.1:$port
+# The server scans its directory after it starts: ask until it serves the file (30 s at most).
+# Each try gets a cache of its own, since the client remembers a miss for ten minutes.
+served() {
+	local try
+	for try in $(seq 60); do
+		DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$WORK/probe$try \
+			debuginfod-find debuginfo "$build_id" >/dev/null 2>&1 && return 0
+		kill -0 "$server" || return 1
+		sleep 0.5
+	done
+	return 1
+}
+check "debuginfod serves the debug file" served
+
+# entries NAME: the coroutines' entry functions, sorted.
+entries() { q "$1" '[.[] | select(.type == "coro" and .kind != "thread") | .entry] | map(tostring) | sort | join(" ")'; }
+
+unset DEBUGINFOD_URLS
+trace bare -- "$WORK/prog"
+expect_eq "the stripped program runs traced" "0 all suspended" "$status $(cat "$WORK/bare.out")"
+expect_eq "without debuginfod its functions have no names" "null null null" "$(entries bare)"
+
+DEBUGINFOD_URLS=$url trace fetched -- "$WORK/prog"
+expect_eq "with DEBUGINFOD_URLS it runs the same" "0 all suspended" \
+	"$status $(cat "$WORK/fetched.out")"
+expect_eq "the entries are named from the fetched debug file" "locker reader sleeper" \
+	"$(entries fetched)"
+check "the collector said what it fetched" grep -q "^ctp: asking debuginfod for the debug info of $WORK/prog" \
+	"$WORK/fetched.err"
+expect_eq "the reader's suspend stack names its wait, with the source file" \
+	"yield:ucontext_stacks.c wait_for_input:ucontext_stacks.c" \
+	"$(q fetched '(map(select(.type == "stack") | {key: (.id | tostring), value: .frames}) | from_entries) as $s
+		| (.[] | select(.type == "coro" and .entry == "reader") | .coro) as $c
+		| .[] | select(.type == "state" and .coro == $c) | $s[.stack | tostring][0:2]
+		| map("\(.sym):\(.file | split("/") | last)") | join(" ")')"
+check "the fetched file is in the client's cache" \
+	test -s "$DEBUGINFOD_CACHE_PATH/$build_id/debuginfo"
+finish
