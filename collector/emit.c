@@ -155,6 +155,31 @@ void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t
 	e->switches++;
 }
 
+void ctp_emit_module(struct ctp_emitter *e, uint32_t pid, const struct ctp_module_copy *m)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"module\",\"pid\":");
+	ctp_jsonw_u64(w, pid);
+	CTP_JSONW_LIT(w, ",\"path\":");
+	ctp_jsonw_str(w, m->path);
+	CTP_JSONW_LIT(w, ",\"build_id\":");
+	if (m->build_id_len) {
+		char hex[2 * CTP_BUILD_ID_MAX + 1];
+		for (uint32_t i = 0; i < m->build_id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
+		ctp_jsonw_str(w, hex);
+	} else {
+		ctp_jsonw_null(w);
+	}
+	CTP_JSONW_LIT(w, ",\"bias\":");
+	ctp_jsonw_hex(w, m->base);
+	CTP_JSONW_LIT(w, ",\"lo\":");
+	ctp_jsonw_hex(w, m->lo);
+	CTP_JSONW_LIT(w, ",\"hi\":");
+	ctp_jsonw_hex(w, m->hi);
+	end_line(e);
+}
+
 void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint64_t *frames,
 		    const struct ctp_sym *const *syms, uint32_t n)
 {

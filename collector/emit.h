@@ -21,7 +21,8 @@ struct ctp_emitter {
 	uint8_t how_len[CTP_EMIT_HOW_COUNT];
 	struct ctp_zwriter *z;
 	/* what the summary reports */
-	/* coros counts coroutines proper; threads, the threads' own stacks (both are coro lines). */
+	/* coros counts coroutines proper; threads, the threads' own stacks (both are coro lines).
+	 */
 	uint64_t processes, coros, threads, switches, lost;
 };
 
@@ -102,6 +103,9 @@ struct ctp_coro_end_line {
 	uint32_t switch_how;
 };
 void ctp_emit_coro_end(struct ctp_emitter *e, const struct ctp_coro_end_line *l);
+
+/* A `module` line: an object loaded in process pid, so that a reader can symbolize later. */
+void ctp_emit_module(struct ctp_emitter *e, uint32_t pid, const struct ctp_module_copy *m);
 
 enum ctp_exit_how {
 	CTP_EXITED_UNKNOWN = 0, /* "status": null */

@@ -51,6 +51,7 @@ struct ctp_proc {
 	struct ctp_coro_table coros;
 	struct ctp_stack_table stacks;
 	struct ctp_symcache syms;
+	size_t modules_written; /* syms.mods[0 .. this) have their `module` line */
 
 	/* Filled by ctp_proc_write_states: coroutines whose station said running. */
 	uint64_t running[CTP_PROC_MAX_RUNNING];

@@ -26,9 +26,7 @@ static void state_from_station(struct ctp_proc *p, const struct ctp_station_snap
 			.ts = ctp_proc_ts(p, s->created),
 		};
 		if (s->entry)
-			l.entry =
-				ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, s->entry, false)
-					->sym;
+			l.entry = ctp_proc_symbol(p, s->entry, false)->sym;
 		c->flags |= CTP_CORO_ANNOUNCED;
 		ctp_emit_coro(&p->c->em, &l);
 	}

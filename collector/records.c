@@ -39,6 +39,15 @@ void ctp_proc_coro_end(struct ctp_proc *p, struct ctp_coro *c, uint32_t how, uin
 	ctp_emit_coro_end(&p->c->em, &l);
 }
 
+const struct ctp_sym *ctp_proc_symbol(struct ctp_proc *p, uint64_t addr, bool return_address)
+{
+	const struct ctp_sym *s = ctp_symcache_lookup(
+		&p->syms, p->c->sym, p->view.base ? &p->view : NULL, addr, return_address);
+	for (; p->modules_written < p->syms.nmods; p->modules_written++)
+		ctp_emit_module(&p->c->em, p->pid, &p->syms.mods[p->modules_written]);
+	return s;
+}
+
 uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint32_t n)
 {
 	bool is_new;
@@ -46,9 +55,7 @@ uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint3
 	if (is_new) {
 		const struct ctp_sym *syms[256];
 		for (uint32_t i = 0; i < n; i++)
-			syms[i] = ctp_symcache_lookup(&p->syms, p->c->sym,
-						      p->view.base ? &p->view : NULL, frames[i],
-						      true);
+			syms[i] = ctp_proc_symbol(p, frames[i], true);
 		ctp_emit_stack(&p->c->em, p->pid, id, frames, syms, n);
 	}
 	return id;
@@ -114,8 +121,7 @@ void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c)
 			c->flags |= CTP_CORO_THREAD;
 		l.entry_addr = s.entry;
 		if (s.entry)
-			l.entry = ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, s.entry, false)
-					  ->sym;
+			l.entry = ctp_proc_symbol(p, s.entry, false)->sym;
 		l.tid = s.tid;
 		l.has_ts = true;
 		l.ts = ctp_proc_ts(p, s.created);
@@ -201,8 +207,7 @@ static void on_create(struct ctp_visit_ctx *v, const struct ctp_rec_create *r, u
 		.ts = c->since,
 	};
 	if (l.entry_addr)
-		l.entry = ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, l.entry_addr, false)
-				  ->sym;
+		l.entry = ctp_proc_symbol(p, l.entry_addr, false)->sym;
 	/* Interning may write a stack line: before the coro line, and before `c` could move. */
 	l.stack = record_stack(p, r->frames, nframes);
 	ctp_emit_coro(&p->c->em, &l);

@@ -34,6 +34,11 @@ uint64_t ctp_proc_ts(const struct ctp_proc *p, uint64_t raw);
 /* The id of a stack (n >= 1 frames), writing its `stack` line first when it is new. */
 uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint32_t n);
 
+/* What `addr` is (return_address: a frame's return address, else an entry address), and a
+ * `module` line for each module the lookup made known, written before the line that will refer
+ * to the answer. */
+const struct ctp_sym *ctp_proc_symbol(struct ctp_proc *p, uint64_t addr, bool return_address);
+
 /* Finds the station that holds coroutine `id` now. */
 bool ctp_proc_find_station(struct ctp_proc *p, uint64_t id, struct ctp_station_snapshot *out);
 
