@@ -15,17 +15,20 @@
 #define CTP_COLLECTOR_NAME "ctp-collector"
 #define CTP_PRELOAD_NAME "libctp_preload.so"
 
-/* Library directories relative to the launcher's directory: the installed layouts
- * (PREFIX/bin beside PREFIX/<libdir>, as GNUInstallDirs names it here, then the usual
- * multiarch, lib64 and lib) and the build tree (BUILD/collector beside BUILD/preload). */
+/* Library directories relative to the launcher's directory: the build tree (BUILD/collector
+ * beside BUILD/preload: first, as no installed layout has it, so that a build tree never takes an
+ * installed preload), the installed layout (the preload's own directory under the library
+ * directory, as configured), then older layouts (PREFIX/bin beside PREFIX/<libdir>, as
+ * GNUInstallDirs names it here, then the usual multiarch, lib64 and lib). */
 static const char *const preload_dirs[] = {
+	"../preload",
+	CTP_BIN_TO_PKGLIB,
 	"../" CTP_INSTALL_LIBDIR,
 #ifdef CTP_LIBRARY_ARCH
 	"../lib/" CTP_LIBRARY_ARCH,
 #endif
 	"../lib64",
 	"../lib",
-	"../preload",
 };
 
 static char *self_dir(void)

@@ -29,8 +29,10 @@ static bool executable(const char *path)
 	return access(path, X_OK) == 0;
 }
 
-/* ctp-collector beside the library: PREFIX/lib[/<arch>]/libctp_preload.so -> PREFIX/bin, or the
- * build tree BUILD/preload -> BUILD/collector. CTP_COLLECTOR names it explicitly. */
+/* ctp-collector beside the library: the build tree BUILD/preload -> BUILD/collector (first: no
+ * installed layout has it), the installed layout PREFIX/lib/<arch>/ctp/libctp_preload.so ->
+ * PREFIX/bin (CTP_PKGLIB_TO_BIN, as configured), or older ones PREFIX/lib[/<arch>]. CTP_COLLECTOR
+ * names it explicitly. */
 static bool find_collector(char *out, size_t size)
 {
 	const char *env = getenv("CTP_COLLECTOR");
@@ -47,8 +49,9 @@ static bool find_collector(char *out, size_t size)
 	if (!slash)
 		return false;
 	*slash = 0;
-	static const char *const candidates[] = {"../bin/ctp-collector", "../../bin/ctp-collector",
-						 "../collector/ctp-collector"};
+	static const char *const candidates[] = {"../collector/ctp-collector",
+						 CTP_PKGLIB_TO_BIN "/ctp-collector",
+						 "../bin/ctp-collector", "../../bin/ctp-collector"};
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
 		int n = snprintf(out, size, "%s/%s", dir, candidates[i]);
 		if (n > 0 && (size_t)n < size && executable(out))
