@@ -24,7 +24,8 @@ enum ctp_cat_format {
 	CTP_CAT_FORMAT_CSV,
 	CTP_CAT_FORMAT_COROTRACER,
 	CTP_CAT_FORMAT_CHROME,
-	CTP_CAT_FORMAT_SQLITE, /* export into a database (cat/export/export.h) */
+	CTP_CAT_FORMAT_PERFETTO, /* cat/outputs/out_perfetto.c */
+	CTP_CAT_FORMAT_SQLITE,	 /* export into a database (cat/export/export.h) */
 	CTP_CAT_FORMAT_POSTGRES,
 	CTP_CAT_FORMAT_MYSQL,
 	CTP_CAT_FORMAT_REPORT, /* --report: findings for people (cat/analysis/report.c) */
@@ -70,6 +71,8 @@ int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_csv_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f);
+/* Perfetto's protobuf trace format (out_perfetto.c). */
+int ctp_cat_out_perfetto_open(struct ctp_cat_output *out, FILE *f);
 
 /* The outputs that show the model take the run's one analysis (cat/analysis/analysis_stage.c feeds
  * it each event before they get it, and finishes it before their `finish`). */

@@ -22,7 +22,8 @@ static void print_help(FILE *f)
 	      "\n"
 	      "Views (docs/ctp-cat.md):\n"
 	      "      --format=FMT     jsonl (default), text, csv (one row per switch),\n"
-	      "                       corotracer (coroTracer's records), chrome (Perfetto)\n"
+	      "                       corotracer (coroTracer's records), chrome (Chrome\n"
+	      "                       JSON), perfetto (Perfetto's protobuf trace)\n"
 	      "  -f, --follow         the trace is still being written: wait for more, stop\n"
 	      "                       when its writer is done or on Ctrl-C\n"
 	      "Filters (repeatable, or comma lists; definitions that kept lines refer to\n"
@@ -109,7 +110,7 @@ static int view_option(struct ctp_cat_options *opt, int c, const char *arg)
 	} formats[] = {
 		{"jsonl", CTP_CAT_FORMAT_JSONL},   {"text", CTP_CAT_FORMAT_TEXT},
 		{"csv", CTP_CAT_FORMAT_CSV},	   {"corotracer", CTP_CAT_FORMAT_COROTRACER},
-		{"chrome", CTP_CAT_FORMAT_CHROME},
+		{"chrome", CTP_CAT_FORMAT_CHROME}, {"perfetto", CTP_CAT_FORMAT_PERFETTO},
 	};
 	struct ctp_cat_filter_spec *f = &opt->filter;
 	switch (c) {
@@ -120,8 +121,9 @@ static int view_option(struct ctp_cat_options *opt, int c, const char *arg)
 				return 0;
 			}
 		}
-		return usage_error("unknown --format '%s' (jsonl, text, csv, corotracer, chrome)",
-				   arg);
+		return usage_error(
+			"unknown --format '%s' (jsonl, text, csv, corotracer, chrome, perfetto)",
+			arg);
 	case OPT_PID:
 	case OPT_CORO:
 	case OPT_TID: {

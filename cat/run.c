@@ -47,6 +47,8 @@ static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output 
 		return ctp_cat_out_corotracer_open(out, stdout);
 	case CTP_CAT_FORMAT_CHROME:
 		return ctp_cat_out_chrome_open(out, stdout, a);
+	case CTP_CAT_FORMAT_PERFETTO:
+		return ctp_cat_out_perfetto_open(out, stdout);
 	case CTP_CAT_FORMAT_SQLITE:
 	case CTP_CAT_FORMAT_POSTGRES:
 	case CTP_CAT_FORMAT_MYSQL:
