@@ -40,7 +40,7 @@ for with in no yes; do
 	[ "$with" = no ] || [ -r "$BASH_COMPLETION" ] || continue
 	w="(bash-completion loaded: $with)"
 	expect_eq "$w ctp-cat --fo" "--follow --format=" "$(comp $with ctp-cat --fo)"
-	expect_eq "$w ctp-cat --format=<TAB>" "chrome corotracer csv jsonl text" \
+	expect_eq "$w ctp-cat --format=<TAB>" "chrome corotracer csv jsonl perfetto text" \
 		"$(comp $with ctp-cat --format =)"
 	expect_eq "$w ctp-cat --format=c" "chrome corotracer csv" "$(comp $with ctp-cat --format = c)"
 	expect_eq "$w ctp-cat --format=te (no split at =)" "text" "$(comp $with ctp-cat --format=te)"
