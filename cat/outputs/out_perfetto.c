@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cat/cat.h"
+#include "ctp/names.h"
 #include "ctp/segment.h"
 #include "perfetto.pb-c.h"
 
@@ -41,7 +42,7 @@
 #define FIRST_NAME_IID 1
 #define NAME_SIZE 256
 
-/* A (pid, id) key: a thread (id = tid) or a coroutine (id = coroutine id). */
+/* A (pid, id) key: a thread (id = tid), a coroutine (id = coroutine id) or a process (id 0). */
 struct entry {
 	struct entry *next;
 	uint32_t pid;
@@ -529,8 +530,19 @@ static int perfetto_event(void *state, const struct ctp_event *ev)
 	case CTP_EV_SWITCH:
 		return on_switch(o, ev);
 	case CTP_EV_CORO_END:
-		/* The switch that leaves it (if any) comes after and needs only its id. */
+		/* The switch that leaves it (if any) comes after and needs only the thread's entry.
+		 * A thread that exited ends its run here, and its entry goes. */
 		drop(&o->coros, ev->pid, ev->coro);
+		if (ev->coro_end.how == CTP_END_THREAD_EXIT && ev->tid != 0 && ev->ts != 0) {
+			struct entry *t = find(&o->threads, ev->pid, ev->tid);
+			if (t && t->open && t->coro == ev->coro && t->since <= ev->ts) {
+				int err = 0;
+				end_run(o, ev->pid, ev->tid, ev->ts, false, &err);
+				if (err < 0)
+					return -1;
+			}
+			drop(&o->threads, ev->pid, ev->tid);
+		}
 		return 0;
 	case CTP_EV_FD:
 		if (ev->fd.event == CTP_FD_CLOSE && ev->fd.waiter != 0)
