@@ -74,7 +74,7 @@ cd "$WORK/run"
 st=0
 run ctp-run -o pp.jsonl.zst -- "$PROGRAMS/ucontext_pingpong" 50 >pp.out 2>pp.err || st=$?
 expect_eq "the installed ctp-run exits as the app did" 0 "$st"
-check "ctp-run's summary line" grep -q "^ctp: 1 process, 2 coroutines, 102 switches, 0 events lost" pp.err
+check "ctp-run's summary line" grep -q "^ctp: 1 process, 1 coroutine and 1 thread, 102 switches, 0 events lost" pp.err
 st=0
 run ctp-cat pp.jsonl.zst >pp.jsonl || st=$?
 expect_eq "the installed ctp-cat reads the trace whole" 0 "$st"
