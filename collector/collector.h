@@ -7,7 +7,7 @@
 
 #include "collector/emit.h"
 #include "ctp/clock.h"
-#include "collector/symbolize.h"
+#include "ctp/symbolize.h"
 
 struct ctp_collector {
 	struct ctp_emitter em;

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector/symcache.h"
+#include "ctp/symcache.h"
 #include "ctp/segment.h"
 #include "ctp/jsonw.h"
 #include "collector/zwriter.h"

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "collector/xalloc.h"
+#include "ctp/xalloc.h"
 #include "ctp/wire.h"
 
 #define RING_BUDGET (256u << 10) /* bytes per ring per pass, so that no ring starves others */

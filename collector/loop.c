@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 
 #include "collector/loop.h"
-#include "collector/xalloc.h"
+#include "ctp/xalloc.h"
 
 #include <errno.h>
 #include <limits.h>

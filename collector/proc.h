@@ -14,9 +14,9 @@
 #include "collector/harvest.h"
 #include "collector/reorder.h"
 #include "collector/segmap.h"
-#include "collector/stack_table.h"
-#include "collector/symcache.h"
-#include "collector/segment_view.h"
+#include "ctp/stack_table.h"
+#include "ctp/symcache.h"
+#include "ctp/segment_view.h"
 
 /* What the converter knows of one ring of the process (the ring with the same index in the
  * harvest). While one of its records is converted, `ref.data` and `ref.capacity` are that

@@ -1,16 +1,16 @@
 /* Symbols of one process: its module table (copied out of the segment's MODS blocks, so that
  * it outlives the mapping) and a cache of what each address symbolized to, so that every
  * distinct address is looked up once. */
-#ifndef CTP_COLLECTOR_SYMCACHE_H
-#define CTP_COLLECTOR_SYMCACHE_H
+#ifndef CTP_SYMCACHE_H
+#define CTP_SYMCACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ctp/segment.h"
-#include "collector/segment_view.h"
-#include "collector/symbolize.h"
+#include "ctp/segment_view.h"
+#include "ctp/symbolize.h"
 
 struct ctp_module_copy {
 	uint64_t base, lo, hi;
