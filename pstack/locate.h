@@ -20,6 +20,7 @@ enum pstack_exit {
 	PSTACK_EXIT_NOT_TRACED = 3,  /* the process holds no ctp segment */
 	PSTACK_EXIT_DENIED = 4,	     /* not allowed to look at its files */
 	PSTACK_EXIT_BAD_SEGMENT = 5, /* a segment, but unreadable or of another version */
+	PSTACK_EXIT_OUTPUT = 6,	     /* the output could not be written */
 };
 
 struct pstack_segment {

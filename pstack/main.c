@@ -31,7 +31,8 @@ static void usage(FILE *f)
 	      "      --version        show the version\n"
 	      "\n"
 	      "Exit status: 0 shown, 1 no such process, 2 usage, 3 the process is not traced,\n"
-	      "4 permission denied, 5 its segment cannot be read.\n",
+	      "4 permission denied, 5 its segment cannot be read, 6 the output cannot be "
+	      "written.\n",
 	      f);
 }
 
@@ -138,7 +139,8 @@ int main(int argc, char **argv)
 		pstack_write_json(&v);
 	else
 		pstack_write_text(&v);
-	int out_status = fflush(stdout) == 0 && !ferror(stdout) ? PSTACK_EXIT_OK : 6;
+	int out_status =
+		fflush(stdout) == 0 && !ferror(stdout) ? PSTACK_EXIT_OK : PSTACK_EXIT_OUTPUT;
 	if (out_status != PSTACK_EXIT_OK)
 		fprintf(stderr, "ctp-pstack: cannot write the output: %s\n", strerror(errno));
 

@@ -6,7 +6,7 @@
 #include "ctp/segment.h"
 #include "pstack/view.h"
 
-enum { LABEL_FRAMES = 4 }; /* function names in a group's one-line label */
+enum { LABEL_FRAMES = 3 }; /* function names in a group's one-line label */
 
 static void put_duration(FILE *f, uint64_t ns)
 {
