@@ -45,6 +45,8 @@ uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint3
 	uint32_t id = ctp_stack_intern(&p->stacks, frames, n, &is_new);
 	if (is_new) {
 		const struct ctp_sym *syms[256];
+		/* Every entry must outlive the loop: no growth of the cache in between. */
+		ctp_symcache_reserve(&p->syms, n);
 		for (uint32_t i = 0; i < n; i++)
 			syms[i] = ctp_symcache_lookup(&p->syms, p->c->sym,
 						      p->view.base ? &p->view : NULL, frames[i],

@@ -125,6 +125,12 @@ static void grow(struct ctp_symcache *c)
 	c->cap = cap;
 }
 
+void ctp_symcache_reserve(struct ctp_symcache *c, size_t n)
+{
+	while ((c->count + n + 1) * 2 > c->cap)
+		grow(c);
+}
+
 const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_symbolizer *s,
 					  const struct ctp_segment_view *v, uint64_t addr,
 					  bool return_address)
