@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "collector/emit.h"
+#include "ctp/emit.h"
 #include "ctp/clock.h"
 #include "ctp/symbolize.h"
 

@@ -24,7 +24,7 @@
 #include "collector/proc.h"
 #include "collector/records.h"
 #include "ctp/jsonw.h"
-#include "collector/trace_file.h"
+#include "ctp/trace_file.h"
 #include "ctp/wire.h"
 
 /* Two threads: the harvester (collector/harvester.h says why) moves ring records into spools;
@@ -546,29 +546,6 @@ static void finish(struct loop *L)
 		write_held(L, L->nheld - 1, false, 0);
 }
 
-/* The last line of a trace whose collector finished: a reader that does not find it knows the
- * trace is incomplete (docs/trace-format.md). It counts the lines written (those still pending
- * go into the same frame as this line) and those a write error lost, so that a reader can tell
- * a trace with holes from a whole one. */
-static void write_end_line(struct loop *L)
-{
-	struct ctp_zwriter_stats st;
-	ctp_zwriter_stats(L->z, &st);
-	struct ctp_jsonw w;
-	ctp_jsonw_init(&w);
-	CTP_JSONW_LIT(&w, "{\"type\":\"end\",\"lines\":");
-	ctp_jsonw_u64(&w, st.lines - st.lost_lines);
-	CTP_JSONW_LIT(&w, ",\"lost\":");
-	ctp_jsonw_u64(&w, L->c.em.lost);
-	if (st.lost_lines) {
-		CTP_JSONW_LIT(&w, ",\"unwritten\":");
-		ctp_jsonw_u64(&w, st.lost_lines);
-	}
-	CTP_JSONW_LIT(&w, "}\n");
-	ctp_zwriter_write(L->z, w.buf, w.len);
-	ctp_jsonw_free(&w);
-}
-
 /* ---- setup ---------------------------------------------------------------------------- */
 
 static int listen_on(const char *path)
@@ -685,7 +662,7 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	run_loop(&L);
 	finish(&L);
 	ctp_harvester_stop(&L.H);
-	write_end_line(&L);
+	ctp_emit_end(&L.c.em);
 
 	struct ctp_zwriter_stats st;
 	bool ok = ctp_zwriter_close(L.z, &st);
