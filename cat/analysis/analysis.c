@@ -293,6 +293,18 @@ static int on_state(struct ctp_analysis *a, struct an_process *p, const struct c
 	return 0;
 }
 
+/* A live snapshot: the process ran on, but every coroutine's state at ev->ts follows. Stands
+ * for the process's end in the analysis unless a real exit comes. */
+static void on_snapshot(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
+{
+	if (p->pub.exit != CTP_ANALYSIS_EXIT_NONE && p->pub.exit != CTP_ANALYSIS_EXIT_SNAPSHOT)
+		return;
+	p->pub.exit = CTP_ANALYSIS_EXIT_SNAPSHOT;
+	p->pub.snapshot_ts = ev->ts;
+	p->exit_ts = ev->ts;
+	see_ts(a, p, ev->ts);
+}
+
 static void on_exit_line(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
 	struct ctp_analysis_process *pp = &p->pub;
@@ -506,6 +518,9 @@ int ctp_analysis_add_event(struct ctp_analysis *a, const struct ctp_event *ev)
 		return 0;
 	case CTP_EV_EXIT:
 		on_exit_line(a, p, ev);
+		return 0;
+	case CTP_EV_SNAPSHOT:
+		on_snapshot(a, p, ev);
 		return 0;
 	default:
 		return 0;

@@ -320,9 +320,11 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind)
 			continue;
 		if (kind == CTP_FINDING_STUCK && suspended_at_end(c))
 			m[n++] = (struct member){c->pub.process, suspend_stack(c), i, c->pub.id};
-		/* A process killed by a signal ended nothing: its crash is the finding. */
+		/* A process killed by a signal ended nothing: its crash is the finding. A live
+		 * snapshot's coroutines have not outlived anything: the process still runs. */
 		else if (kind == CTP_FINDING_LEAK && !ended(c) &&
-			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SIGNAL)
+			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SIGNAL &&
+			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SNAPSHOT)
 			m[n++] = (struct member){c->pub.process, c->pub.create_stack, i, c->pub.id};
 	}
 	qsort(m, n, sizeof(*m), by_group);
