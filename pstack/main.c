@@ -12,13 +12,18 @@
 #include "ctp/symcache.h"
 #include "ctp/version.h"
 #include "pstack/groups.h"
+#include "ctp/zwriter.h"
 #include "pstack/locate.h"
+#include "pstack/procinfo.h"
+#include "pstack/report.h"
 #include "pstack/snapshot.h"
 #include "pstack/view.h"
 
 static void usage(FILE *f)
 {
-	fputs("usage: ctp-pstack [--json] PID\n"
+	fputs("usage: ctp-pstack [--json] [--no-symbols] PID\n"
+	      "       ctp-pstack --report [--json] PID\n"
+	      "       ctp-pstack --trace FILE PID\n"
 	      "\n"
 	      "Shows every coroutine of a running process traced by ctp (under ctp-run, or with\n"
 	      "LD_PRELOAD=libctp_preload.so): its id, kind, entry function, state and since when,\n"
@@ -27,36 +32,16 @@ static void usage(FILE *f)
 	      "\n"
 	      "      --json           one JSON document instead of text (docs/ctp-pstack.md)\n"
 	      "      --no-symbols     addresses only: do not read the process's binaries\n"
+	      "      --report         ctp-cat's report on the snapshot (its exit status: 3 when\n"
+	      "                       it has findings); with --json, the report's JSON\n"
+	      "      --trace FILE     write the snapshot as a trace (- for standard output)\n"
 	      "  -h, --help           show this help\n"
 	      "      --version        show the version\n"
 	      "\n"
 	      "Exit status: 0 shown, 1 no such process, 2 usage, 3 the process is not traced,\n"
-	      "4 permission denied, 5 its segment cannot be read, 6 the output cannot be "
-	      "written.\n",
+	      "4 permission denied, 5 its segment cannot be read, 6 the output cannot be written;\n"
+	      "with --report, the report's own status (0, or 3 with findings).\n",
 	      f);
-}
-
-/* The process's command line, its arguments joined by spaces (for the header only). */
-static void read_command(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	buf[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0) {
-		buf[0] = '\0';
-		return;
-	}
-	while (n > 0 && buf[n - 1] == '\0')
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[n] = '\0';
 }
 
 static bool parse_pid(const char *s, pid_t *out)
@@ -70,7 +55,22 @@ static bool parse_pid(const char *s, pid_t *out)
 	return true;
 }
 
-enum { OPT_JSON = 256, OPT_NO_SYMBOLS, OPT_VERSION };
+enum { OPT_JSON = 256, OPT_NO_SYMBOLS, OPT_VERSION, OPT_REPORT, OPT_TRACE };
+
+/* --trace FILE: the snapshot as a trace file, made as ctp-run makes its output ("-": stdout). */
+static int write_trace_file(struct pstack_view *v, const struct pstack_procinfo *pi,
+			    const char *path)
+{
+	struct ctp_zwriter *z = strcmp(path, "-") == 0 ? ctp_zwriter_open_fd(dup(STDOUT_FILENO),
+									     "(standard output)", 1)
+						       : ctp_zwriter_open(path, 1);
+	if (!z) {
+		fprintf(stderr, "ctp-pstack: cannot write %s: %s\n", path, strerror(errno));
+		return PSTACK_EXIT_OUTPUT;
+	}
+	pstack_write_trace(v, pi, z);
+	return ctp_zwriter_close(z, NULL) ? PSTACK_EXIT_OK : PSTACK_EXIT_OUTPUT;
+}
 
 int main(int argc, char **argv)
 {
@@ -79,9 +79,12 @@ int main(int argc, char **argv)
 		{"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
+		{"report", no_argument, NULL, OPT_REPORT},
+		{"trace", required_argument, NULL, OPT_TRACE},
 		{0},
 	};
-	bool json = false, symbols = true;
+	bool json = false, symbols = true, report = false;
+	const char *trace = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
@@ -90,6 +93,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_SYMBOLS:
 			symbols = false;
+			break;
+		case OPT_REPORT:
+			report = true;
+			break;
+		case OPT_TRACE:
+			trace = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -101,6 +110,10 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return PSTACK_EXIT_USAGE;
 		}
+	}
+	if (report && trace) {
+		fputs("ctp-pstack: --report and --trace do not go together\n", stderr);
+		return PSTACK_EXIT_USAGE;
 	}
 	pid_t pid;
 	if (optind + 1 != argc || !parse_pid(argv[optind], &pid)) {
@@ -122,8 +135,8 @@ int main(int argc, char **argv)
 	struct pstack_groups groups;
 	pstack_groups_make(&snap, &groups);
 
-	char command[512];
-	read_command(pid, command, sizeof(command));
+	struct pstack_procinfo pi;
+	pstack_procinfo_read(pid, &pi);
 	struct ctp_symcache syms = {0};
 	ctp_symcache_read_modules(&syms, &seg.view);
 	struct pstack_view v = {
@@ -132,17 +145,26 @@ int main(int argc, char **argv)
 		.syms = &syms,
 		.symbolizer = symbols ? ctp_symbolizer_new() : NULL,
 		.segment = &seg.view,
-		.command = command,
+		.command = pi.command,
 		.out = stdout,
 	};
-	if (json)
-		pstack_write_json(&v);
-	else
-		pstack_write_text(&v);
-	int out_status =
-		fflush(stdout) == 0 && !ferror(stdout) ? PSTACK_EXIT_OK : PSTACK_EXIT_OUTPUT;
-	if (out_status != PSTACK_EXIT_OK)
-		fprintf(stderr, "ctp-pstack: cannot write the output: %s\n", strerror(errno));
+	int out_status;
+	if (report) {
+		int st = pstack_report(&v, &pi, json);
+		out_status = st < 0 ? PSTACK_EXIT_OUTPUT : st;
+	} else if (trace) {
+		out_status = write_trace_file(&v, &pi, trace);
+	} else {
+		if (json)
+			pstack_write_json(&v);
+		else
+			pstack_write_text(&v);
+		out_status = fflush(stdout) == 0 && !ferror(stdout) ? PSTACK_EXIT_OK
+								    : PSTACK_EXIT_OUTPUT;
+		if (out_status != PSTACK_EXIT_OK)
+			fprintf(stderr, "ctp-pstack: cannot write the output: %s\n",
+				strerror(errno));
+	}
 
 	ctp_symbolizer_free(v.symbolizer);
 	ctp_symcache_free(&syms);

@@ -29,6 +29,7 @@ static void add_coro(struct walk *w, bool consistent)
 	c->coro = s->coro;
 	c->entry = s->entry;
 	c->since_raw = s->last_switch ? s->last_switch : s->created;
+	c->created_raw = s->created;
 	c->switches = s->switches;
 	c->state = s->state;
 	c->kind = s->kind;
@@ -131,6 +132,7 @@ void pstack_snapshot_take(struct pstack_segment *seg, struct pstack_snapshot *sn
 	snap->pid = h->pid;
 	snap->stack_depth = CTP_LOAD_RELAXED(&h->stack_depth);
 	snap->stations_lost = CTP_LOAD_RELAXED(&h->stations_lost);
+	snap->start_mono_ns = CTP_LOAD_RELAXED(&h->start_mono_ns);
 	struct walk *w = ctp_xcalloc(1, sizeof(*w));
 	w->seg = seg;
 	w->snap = snap;

@@ -13,8 +13,9 @@
 
 struct pstack_coro {
 	uint64_t coro;
-	uint64_t entry;	    /* 0 when unknown (a thread's own stack) */
-	uint64_t since_raw; /* last switch (or creation), in the segment's clock */
+	uint64_t entry;	      /* 0 when unknown (a thread's own stack) */
+	uint64_t since_raw;   /* last switch (or creation), in the segment's clock */
+	uint64_t created_raw; /* creation, in the segment's clock */
 	uint64_t switches;
 	uint32_t state; /* enum ctp_coro_state, never free or exited */
 	uint32_t kind;	/* enum ctp_coro_kind */
@@ -44,9 +45,10 @@ struct pstack_snapshot {
 	uint64_t stations_lost; /* coroutines the process could not give a station */
 	/* The clock: raw readings convert to "ago" by (now_raw - raw) * ns_per_tick. */
 	uint64_t now_raw;
-	uint64_t now_mono_ns; /* CLOCK_MONOTONIC when the stations had been read */
-	double ns_per_tick;   /* 0 when the rate could not be had */
-	uint64_t read_ns;     /* how long reading the stations took */
+	uint64_t now_mono_ns;	/* CLOCK_MONOTONIC when the stations had been read */
+	uint64_t start_mono_ns; /* CLOCK_MONOTONIC when the segment was made */
+	double ns_per_tick;	/* 0 when the rate could not be had */
+	uint64_t read_ns;	/* how long reading the stations took */
 };
 
 /* Reads every station of `seg` into `snap`. */

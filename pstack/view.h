@@ -36,4 +36,10 @@ const char *pstack_op_name(uint32_t op);
 void pstack_write_text(struct pstack_view *v);
 void pstack_write_json(struct pstack_view *v);
 
+/* The snapshot as a trace, into `z` (docs/ctp-pstack.md, "As a trace"). */
+struct pstack_procinfo;
+struct ctp_zwriter;
+void pstack_write_trace(struct pstack_view *v, const struct pstack_procinfo *pi,
+			struct ctp_zwriter *z);
+
 #endif

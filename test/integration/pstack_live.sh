@@ -83,6 +83,39 @@ check "the text view shows the frame with file:line" \
 expect_eq "the text view lists each stranded coroutine with its fd" $K \
 	"$(grep -Ec '^    #[0-9]+ ucontext coro_entry, suspended .* ago on thread [0-9]+, waits to read fd [0-9]+ \(closed since\)$' "$WORK/lw.txt")"
 
+# --report: ctp-cat's analysis on the snapshot, where the states are exact, so certain.
+report_status=0
+"$PSTACK" --report --json "$server" >"$WORK/lw.report.json" 2>"$WORK/lw.report.err" ||
+	report_status=$?
+r() { jq -r "$1" "$WORK/lw.report.json"; }
+expect_eq "--report exits 3 on lost wakeups, as ctp-cat --report does" 3 "$report_status"
+expect_eq "exactly $K lost wakeups" $K "$(r '[.findings[] | select(.kind == "lost_wakeup")] | length')"
+expect_eq "their fds are those ctp-pstack shows closed" "$closed_fds" \
+	"$(r '[.findings[] | select(.kind == "lost_wakeup") | .fd] | sort | map(tostring) | join(" ")')"
+expect_eq "every finding is certain: the snapshot's states are exact" "false:0" \
+	"$(r '"\(.summary.uncertain):\([.findings[] | select(.uncertain)] | length)"')"
+expect_eq "no leak: the live process's coroutines have not outlived it" 0 \
+	"$(r '[.findings[] | select(.kind == "leak")] | length')"
+expect_eq "the process is a running one, seen at the snapshot" true \
+	"$(r '.summary.process_list[0].exit.snapshot > 0')"
+text_status=0
+"$PSTACK" --report "$server" >"$WORK/lw.report.txt" || text_status=$?
+expect_eq "the text report exits 3 too" 3 "$text_status"
+check "the text report counts the lost wakeups" grep -q "^LOST WAKEUP: $K coroutines" \
+	"$WORK/lw.report.txt"
+check "the text report says it is a live snapshot" grep -q "was running: a live snapshot" \
+	"$WORK/lw.report.txt"
+
+# --trace: the snapshot as a whole trace that ctp-cat reads like any other.
+trace_status=0
+"$PSTACK" --trace "$WORK/snap.jsonl.zst" "$server" || trace_status=$?
+expect_eq "--trace exits 0" 0 "$trace_status"
+cat_status=0
+"$CTP_CAT" "$WORK/snap.jsonl.zst" >"$WORK/snap.jsonl" || cat_status=$?
+expect_eq "ctp-cat reads the snapshot trace whole" 0 "$cat_status"
+expect_eq "one state line per coroutine and thread after one snapshot line" "1:52" \
+	"$(jq -r -s '"\([.[] | select(.type == "snapshot")] | length):\([.[] | select(.type == "state")] | length)"' "$WORK/snap.jsonl")"
+
 exec 3>&- # the client goes on: it tells the server to quit
 client_status=0
 wait $client_pid || client_status=$?
