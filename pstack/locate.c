@@ -82,6 +82,28 @@ out:
 	return result;
 }
 
+/* From /proc/PID/status: the process a thread id belongs to (Tgid), and whether it has ended
+ * but not been reaped (state Z: its files are closed, so it would look untraced). */
+static void read_status(pid_t pid, pid_t *tgid, bool *zombie)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	*tgid = pid;
+	*zombie = false;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		int v;
+		char state;
+		if (sscanf(line, "State: %c", &state) == 1)
+			*zombie = state == 'Z';
+		else if (sscanf(line, "Tgid: %d", &v) == 1 && v > 0)
+			*tgid = v;
+	}
+	fclose(f);
+}
+
 static enum pstack_exit no_process(pid_t pid, char *why, size_t why_len)
 {
 	snprintf(why, why_len, "no process %d", (int)pid);
@@ -106,6 +128,16 @@ enum pstack_exit pstack_locate(pid_t pid, struct pstack_segment *out, char *why,
 	struct stat st;
 	if (pid <= 0 || stat(path, &st) != 0)
 		return no_process(pid, why, why_len);
+	pid_t tgid;
+	bool zombie;
+	read_status(pid, &tgid, &zombie);
+	if (zombie) {
+		snprintf(why, why_len, "process %d has ended (a zombie its parent has not reaped)",
+			 (int)pid);
+		return PSTACK_EXIT_NO_PROCESS;
+	}
+	/* A thread's id names its process: the segment carries the process's pid. */
+	pid = tgid;
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	DIR *d = opendir(path);
 	if (!d) {

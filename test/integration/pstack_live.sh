@@ -74,6 +74,13 @@ expect_eq "the threads run (no stack to show)" "4:running" \
 	"$(j '[.coroutines[] | select(.kind == "thread") | .state] | "\(length):\(unique | join(","))"')"
 closed_fds=$(j '[.coroutines[] | select(.wait.closed) | .wait.fd] | sort | map(tostring) | join(" ")')
 
+# A thread's id stands for its process.
+worker_tid=$(ls /proc/$server/task | grep -vx "$server" | head -1)
+tid_status=0
+"$PSTACK" --json "$worker_tid" >"$WORK/tid.json" || tid_status=$?
+expect_eq "ctp-pstack TID shows the thread's process" "0:$server:48" \
+	"$tid_status:$(jq -r '"\(.pid):\(.summary.coroutines)"' "$WORK/tid.json")"
+
 check "the text view counts the group with its stack" \
 	grep -q "^$K x suspended in sched_wait_readable <- conn_read_line <- conn_main" "$WORK/lw.txt"
 check "the text view says the fds were closed" grep -q "waiting to read on fds closed since$" \
@@ -190,6 +197,16 @@ sleep 60 &
 untraced=$!
 at_exit kill $untraced
 err untraced 3 "process $untraced is not traced by ctp.*ctp-run.*LD_PRELOAD" $untraced
+# A process that has ended but not been reaped has closed its files: it is gone, not untraced.
+bash -c 'sleep 0.1 & echo $! >"$1"; exec sleep 60' zombie_parent "$WORK/zombie.pid" &
+at_exit kill $!
+wait_line "$WORK/zombie.pid" '^[0-9]'
+zombie=$(cat "$WORK/zombie.pid")
+for _ in $(seq 600); do
+	grep -q '^State:.*Z' /proc/$zombie/status 2>/dev/null && break
+	sleep 0.05
+done
+err zombie 1 "process $zombie has ended" $zombie
 # Another user's process: as root, look at root's `sleep` as nobody; otherwise at init's.
 if [ "$(id -u)" = 0 ]; then
 	PSTACK="setpriv --reuid=65534 --regid=65534 --clear-groups $PSTACK" err denied 4 \
