@@ -20,13 +20,19 @@ wait_line() {
 	return 1
 }
 
-# ms_of COMMAND...: runs COMMAND, its output to $WORK/ms.out; prints the milliseconds it took.
+# ms_of COMMAND...: runs COMMAND three times, its output to $WORK/ms.out; prints the fewest
+# milliseconds a run took. The budget is ctp-pstack's own cost: on a machine shared with other
+# work one run can wait for a CPU far longer than it computes.
 ms_of() {
-	local t0 t1
-	t0=$(date +%s%N)
-	"$@" >"$WORK/ms.out"
-	t1=$(date +%s%N)
-	echo $(((t1 - t0) / 1000000))
+	local t0 t1 ms best=
+	for _ in 1 2 3; do
+		t0=$(date +%s%N)
+		"$@" >"$WORK/ms.out"
+		t1=$(date +%s%N)
+		ms=$(((t1 - t0) / 1000000))
+		if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
+	done
+	echo "$best"
 }
 
 # --- The lost-wakeup server, hanging -----------------------------------------------------------
