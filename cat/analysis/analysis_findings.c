@@ -45,9 +45,7 @@ static struct ctp_finding *add(struct ctp_analysis *a, enum ctp_finding_kind kin
 	f->fd = -1;
 	/* Lost events may hide a switch or an fd event; a process whose end was not seen may
 	 * still have resumed what looks stuck. */
-	f->uncertain = p->pub.lost > 0 ||
-		       (p->pub.exit == CTP_ANALYSIS_EXIT_NONE && !p->exec_replaced) ||
-		       !a->sum.complete;
+	f->uncertain = p->pub.lost > 0 || !ctp_an_seen_to_end(a, p);
 	if (ctp_finding_kind_is_failure(kind))
 		a->failures++;
 	return f;

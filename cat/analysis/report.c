@@ -139,8 +139,8 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 		if (p->exit == CTP_ANALYSIS_EXIT_SNAPSHOT)
 			fprintf(f,
 				"  pid %" PRIu32
-				" (%s) was running: a live snapshot (ctp-pstack) of "
-				"its coroutines, whose states are exact at that moment.\n",
+				" (%s) was running: a live snapshot gives its coroutines' "
+				"states, exact at that moment.\n",
 				p->pid, base_name(p->exe));
 		if (p->exit == CTP_ANALYSIS_EXIT_NONE)
 			fprintf(f,
