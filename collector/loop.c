@@ -477,11 +477,29 @@ static int64_t ms_to_finish(const struct loop *L, uint64_t now)
 	return (int64_t)((grace - (now - since) + 999999) / 1000000);
 }
 
+/* SIGUSR1: a snapshot of every traced process into the trace now, in a frame of its own so that
+ * a reader of the live trace sees it at once (docs/trace-format.md, `snapshot`). */
+static void write_snapshots(struct loop *L)
+{
+	for (struct conn *cn = L->conns; cn; cn = cn->next)
+		if (cn->kind == CONN_PROC)
+			ctp_proc_write_snapshot(cn->proc);
+	ctp_harvester_room_freed(&L->H);
+	ctp_zwriter_flush(L->z);
+}
+
 static void on_signal(struct loop *L)
 {
 	struct signalfd_siginfo si;
-	while (read(L->sfd, &si, sizeof(si)) == sizeof(si))
-		L->stop = true;
+	bool snapshot = false;
+	while (read(L->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			snapshot = true;
+		else
+			L->stop = true;
+	}
+	if (snapshot && !L->stop)
+		write_snapshots(L);
 }
 
 static void run_loop(struct loop *L)
@@ -589,6 +607,7 @@ static bool setup(struct loop *L)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1); /* a snapshot into the trace: write_snapshots */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	L->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	L->ep = epoll_create1(EPOLL_CLOEXEC);

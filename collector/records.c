@@ -106,6 +106,27 @@ bool ctp_proc_find_station(struct ctp_proc *p, uint64_t id, struct ctp_station_s
 	return f.found;
 }
 
+void ctp_proc_announce_station(struct ctp_proc *p, struct ctp_coro *c,
+			       const struct ctp_station_snapshot *s)
+{
+	if (c->flags & CTP_CORO_ANNOUNCED)
+		return;
+	/* Never seen in an event (all its records were lost): announce it from its station. */
+	struct ctp_coro_line l = {
+		.pid = p->pid,
+		.coro = s->coro,
+		.kind = s->kind,
+		.entry_addr = s->entry,
+		.tid = s->tid,
+		.has_ts = true,
+		.ts = ctp_proc_ts(p, s->created),
+	};
+	if (s->entry)
+		l.entry = ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, s->entry, false)->sym;
+	c->flags |= CTP_CORO_ANNOUNCED;
+	ctp_emit_coro(&p->c->em, &l);
+}
+
 void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c)
 {
 	struct ctp_station_snapshot s;

@@ -73,15 +73,13 @@ void ctp_emit_end(struct ctp_emitter *e)
 	end_line(e);
 }
 
-void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts, uint64_t coroutines)
+void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts)
 {
 	struct ctp_jsonw *w = &e->w;
 	CTP_JSONW_LIT(w, "{\"type\":\"snapshot\",\"pid\":");
 	ctp_jsonw_u64(w, pid);
 	CTP_JSONW_LIT(w, ",\"ts\":");
 	ctp_jsonw_u64(w, ts);
-	CTP_JSONW_LIT(w, ",\"coroutines\":");
-	ctp_jsonw_u64(w, coroutines);
 	end_line(e);
 }
 

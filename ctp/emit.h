@@ -120,9 +120,9 @@ struct ctp_exit_line {
 };
 void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l);
 
-/* A `snapshot` line: the `coroutines` state lines of `pid` that follow are every live
- * coroutine of the running process as it was at `ts` (ctp-pstack). */
-void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts, uint64_t coroutines);
+/* A `snapshot` line: the state lines of `pid` that follow it are every live coroutine of the
+ * running process as it was from `ts` on (ctp-pstack; the collector on SIGUSR1). */
+void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts);
 
 /* The `end` line, last: the lines written and lost so far. */
 void ctp_emit_end(struct ctp_emitter *e);

@@ -90,7 +90,7 @@ void pstack_write_trace(struct pstack_view *v, const struct pstack_procinfo *pi,
 	put_stacks(v, &e);
 	for (size_t i = 0; i < s->ncoros; i++)
 		put_coro(v, &e, &s->coros[i]);
-	ctp_emit_snapshot(&e, s->pid, s->now_mono_ns, s->ncoros);
+	ctp_emit_snapshot(&e, s->pid, s->now_mono_ns);
 	for (size_t i = 0; i < s->ncoros; i++)
 		put_state(v, &e, &s->coros[i]);
 	ctp_emit_end(&e);
