@@ -12,15 +12,16 @@
 
 #include "ctp/segment_view.h"
 
-/* ctp-pstack's exit statuses (docs/ctp-pstack.md, "Exit status"). */
+/* ctp-pstack's exit statuses (docs/ctp-pstack.md, "Exit status"). 3 is left to --report, whose
+ * status is ctp-cat's: 3 there means findings, as everywhere in ctp. */
 enum pstack_exit {
 	PSTACK_EXIT_OK = 0,
 	PSTACK_EXIT_NO_PROCESS = 1, /* no such process (or it ended meanwhile) */
 	PSTACK_EXIT_USAGE = 2,
-	PSTACK_EXIT_NOT_TRACED = 3,  /* the process holds no ctp segment */
-	PSTACK_EXIT_DENIED = 4,	     /* not allowed to look at its files */
-	PSTACK_EXIT_BAD_SEGMENT = 5, /* a segment, but unreadable or of another version */
-	PSTACK_EXIT_OUTPUT = 6,	     /* the output could not be written */
+	PSTACK_EXIT_NOT_TRACED = 4,  /* the process holds no ctp segment */
+	PSTACK_EXIT_DENIED = 5,	     /* not allowed to look at its files */
+	PSTACK_EXIT_BAD_SEGMENT = 6, /* a segment, but unreadable or of another version */
+	PSTACK_EXIT_OUTPUT = 7,	     /* the output could not be written */
 };
 
 struct pstack_segment {

@@ -38,8 +38,8 @@ static void usage(FILE *f)
 	      "  -h, --help           show this help\n"
 	      "      --version        show the version\n"
 	      "\n"
-	      "Exit status: 0 shown, 1 no such process, 2 usage, 3 the process is not traced,\n"
-	      "4 permission denied, 5 its segment cannot be read, 6 the output cannot be written;\n"
+	      "Exit status: 0 shown, 1 no such process, 2 usage, 4 the process is not traced,\n"
+	      "5 permission denied, 6 its segment cannot be read, 7 the output cannot be written;\n"
 	      "with --report, the report's own status (0, or 3 with findings).\n",
 	      f);
 }

@@ -202,7 +202,7 @@ err no_pid 2 "^usage: ctp-pstack" --json
 sleep 60 &
 untraced=$!
 at_exit kill $untraced
-err untraced 3 "process $untraced is not traced by ctp.*ctp-run.*LD_PRELOAD" $untraced
+err untraced 4 "process $untraced is not traced by ctp.*ctp-run.*LD_PRELOAD" $untraced
 # A process that has ended but not been reaped has closed its files: it is gone, not untraced.
 bash -c 'sleep 0.1 & echo $! >"$1"; exec sleep 60' zombie_parent "$WORK/zombie.pid" &
 at_exit kill $!
@@ -215,9 +215,9 @@ done
 err zombie 1 "process $zombie has ended" $zombie
 # Another user's process: as root, look at root's `sleep` as nobody; otherwise at init's.
 if [ "$(id -u)" = 0 ]; then
-	PSTACK="setpriv --reuid=65534 --regid=65534 --clear-groups $PSTACK" err denied 4 \
+	PSTACK="setpriv --reuid=65534 --regid=65534 --clear-groups $PSTACK" err denied 5 \
 		"permission denied" $untraced
 else
-	err denied 4 "permission denied" 1
+	err denied 5 "permission denied" 1
 fi
 finish
