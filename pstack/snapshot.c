@@ -141,7 +141,8 @@ void pstack_snapshot_take(struct pstack_segment *seg, struct pstack_snapshot *sn
 	/* The clock is read after the stations: no switch they saw lies in its future. */
 	take_clock(snap, h);
 	snap->read_ns = ctp_monotonic_ns() - t0;
-	qsort(snap->coros, snap->ncoros, sizeof(*snap->coros), by_id);
+	if (snap->ncoros > 1) /* no array at all without coroutines: qsort wants one */
+		qsort(snap->coros, snap->ncoros, sizeof(*snap->coros), by_id);
 }
 
 void pstack_snapshot_free(struct pstack_snapshot *snap)
