@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "collector/emit.h"
+#include "ctp/emit.h"
 #include "ctp/clock.h"
-#include "collector/symbolize.h"
+#include "ctp/symbolize.h"
 
 struct ctp_collector {
 	struct ctp_emitter em;

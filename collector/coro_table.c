@@ -1,5 +1,5 @@
 #include "collector/coro_table.h"
-#include "collector/xalloc.h"
+#include "ctp/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "collector/segmap.h"
-#include "collector/xalloc.h"
+#include "ctp/xalloc.h"
 #include "ctp/atomics.h"
 #include "ctp/clock.h"
 #include "ctp/ring.h"

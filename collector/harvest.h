@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "collector/segmap.h"
-#include "collector/segment_view.h"
+#include "ctp/segment_view.h"
 #include "collector/spool.h"
 
 enum {

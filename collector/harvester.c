@@ -1,6 +1,7 @@
 #include "collector/harvester.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "collector/xalloc.h"
+#include "ctp/xalloc.h"
 #include "ctp/wire.h"
 
 #define RING_BUDGET (256u << 10) /* bytes per ring per pass, so that no ring starves others */
@@ -170,7 +171,15 @@ bool ctp_harvester_start(struct ctp_harvester *H, uint64_t limit_bytes)
 		fprintf(stderr, "ctp-collector: harvester: %s\n", strerror(errno));
 		return false;
 	}
+	/* The harvester takes no signal: the main thread reads SIGTERM, SIGINT and SIGUSR1 from a
+	 * signalfd, and a process-directed signal goes to a thread that does not block it, where
+	 * its default action would end the collector without a drain. The thread inherits the
+	 * mask it is created with. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	int rc = pthread_create(&H->thread, NULL, harvester_main, H);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		fprintf(stderr, "ctp-collector: cannot start the harvester thread: %s\n",
 			strerror(rc));

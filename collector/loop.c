@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 
 #include "collector/loop.h"
-#include "collector/xalloc.h"
+#include "ctp/xalloc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -24,7 +24,7 @@
 #include "collector/proc.h"
 #include "collector/records.h"
 #include "ctp/jsonw.h"
-#include "collector/trace_file.h"
+#include "ctp/trace_file.h"
 #include "ctp/wire.h"
 
 /* Two threads: the harvester (collector/harvester.h says why) moves ring records into spools;
@@ -477,11 +477,29 @@ static int64_t ms_to_finish(const struct loop *L, uint64_t now)
 	return (int64_t)((grace - (now - since) + 999999) / 1000000);
 }
 
+/* SIGUSR1: a snapshot of every traced process into the trace now, in a frame of its own so that
+ * a reader of the live trace sees it at once (docs/trace-format.md, `snapshot`). */
+static void write_snapshots(struct loop *L)
+{
+	for (struct conn *cn = L->conns; cn; cn = cn->next)
+		if (cn->kind == CONN_PROC)
+			ctp_proc_write_snapshot(cn->proc);
+	ctp_harvester_room_freed(&L->H);
+	ctp_zwriter_flush(L->z);
+}
+
 static void on_signal(struct loop *L)
 {
 	struct signalfd_siginfo si;
-	while (read(L->sfd, &si, sizeof(si)) == sizeof(si))
-		L->stop = true;
+	bool snapshot = false;
+	while (read(L->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			snapshot = true;
+		else
+			L->stop = true;
+	}
+	if (snapshot && !L->stop)
+		write_snapshots(L);
 }
 
 static void run_loop(struct loop *L)
@@ -546,29 +564,6 @@ static void finish(struct loop *L)
 		write_held(L, L->nheld - 1, false, 0);
 }
 
-/* The last line of a trace whose collector finished: a reader that does not find it knows the
- * trace is incomplete (docs/trace-format.md). It counts the lines written (those still pending
- * go into the same frame as this line) and those a write error lost, so that a reader can tell
- * a trace with holes from a whole one. */
-static void write_end_line(struct loop *L)
-{
-	struct ctp_zwriter_stats st;
-	ctp_zwriter_stats(L->z, &st);
-	struct ctp_jsonw w;
-	ctp_jsonw_init(&w);
-	CTP_JSONW_LIT(&w, "{\"type\":\"end\",\"lines\":");
-	ctp_jsonw_u64(&w, st.lines - st.lost_lines);
-	CTP_JSONW_LIT(&w, ",\"lost\":");
-	ctp_jsonw_u64(&w, L->c.em.lost);
-	if (st.lost_lines) {
-		CTP_JSONW_LIT(&w, ",\"unwritten\":");
-		ctp_jsonw_u64(&w, st.lost_lines);
-	}
-	CTP_JSONW_LIT(&w, "}\n");
-	ctp_zwriter_write(L->z, w.buf, w.len);
-	ctp_jsonw_free(&w);
-}
-
 /* ---- setup ---------------------------------------------------------------------------- */
 
 static int listen_on(const char *path)
@@ -612,6 +607,7 @@ static bool setup(struct loop *L)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1); /* a snapshot into the trace: write_snapshots */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	L->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	L->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -685,7 +681,7 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	run_loop(&L);
 	finish(&L);
 	ctp_harvester_stop(&L.H);
-	write_end_line(&L);
+	ctp_emit_end(&L.c.em);
 
 	struct ctp_zwriter_stats st;
 	bool ok = ctp_zwriter_close(L.z, &st);

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 
 #include "collector/proc.h"
-#include "collector/xalloc.h"
+#include "ctp/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

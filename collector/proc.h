@@ -14,9 +14,9 @@
 #include "collector/harvest.h"
 #include "collector/reorder.h"
 #include "collector/segmap.h"
-#include "collector/stack_table.h"
-#include "collector/symcache.h"
-#include "collector/segment_view.h"
+#include "ctp/stack_table.h"
+#include "ctp/symcache.h"
+#include "ctp/segment_view.h"
 
 /* What the converter knows of one ring of the process (the ring with the same index in the
  * harvest). While one of its records is converted, `ref.data` and `ref.capacity` are that
@@ -78,6 +78,10 @@ void ctp_proc_drain(struct ctp_proc *p);
 
 /* Writes one `state` line per coroutine that ever existed in the process. */
 void ctp_proc_write_states(struct ctp_proc *p);
+
+/* Writes a `snapshot` line and the state of every live coroutine now, while the process runs
+ * (proc_snapshot.c). Main thread only. */
+void ctp_proc_write_snapshot(struct ctp_proc *p);
 
 /* How the process recorded its own end (header.exit_kind); false when it did not. */
 bool ctp_proc_header_exit(struct ctp_proc *p, struct ctp_exit_line *out);

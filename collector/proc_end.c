@@ -14,22 +14,7 @@ static void state_from_station(struct ctp_proc *p, const struct ctp_station_snap
 	struct ctp_coro *c = ctp_coro_get(&p->coros, s->coro, &is_new);
 	if (c->flags & CTP_CORO_FINAL)
 		return; /* two stations claim one id: garbage; the first wins */
-	if (!(c->flags & CTP_CORO_ANNOUNCED)) {
-		/* Never seen in an event (all its records were lost): announce it from here. */
-		struct ctp_coro_line l = {
-			.pid = p->pid,
-			.coro = s->coro,
-			.kind = s->kind,
-			.entry_addr = s->entry,
-			.tid = s->tid,
-			.has_ts = true,
-			.ts = ctp_proc_ts(p, s->created),
-		};
-		if (s->entry)
-			l.entry = ctp_proc_symbol(p, s->entry, false)->sym;
-		c->flags |= CTP_CORO_ANNOUNCED;
-		ctp_emit_coro(&p->c->em, &l);
-	}
+	ctp_proc_announce_station(p, c, s);
 	c->flags |= CTP_CORO_FINAL;
 	uint32_t state = s->state;
 	uint64_t last = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created);

@@ -54,6 +54,8 @@ uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint3
 	uint32_t id = ctp_stack_intern(&p->stacks, frames, n, &is_new);
 	if (is_new) {
 		const struct ctp_sym *syms[256];
+		/* Every entry must outlive the loop: no growth of the cache in between. */
+		ctp_symcache_reserve(&p->syms, n);
 		for (uint32_t i = 0; i < n; i++)
 			syms[i] = ctp_proc_symbol(p, frames[i], true);
 		ctp_emit_stack(&p->c->em, p->pid, id, frames, syms, n);
@@ -109,6 +111,27 @@ bool ctp_proc_find_station(struct ctp_proc *p, uint64_t id, struct ctp_station_s
 	struct find_ctx f = {.id = id, .out = out};
 	ctp_proc_each_station(p, find_visit, &f);
 	return f.found;
+}
+
+void ctp_proc_announce_station(struct ctp_proc *p, struct ctp_coro *c,
+			       const struct ctp_station_snapshot *s)
+{
+	if (c->flags & CTP_CORO_ANNOUNCED)
+		return;
+	/* Never seen in an event (all its records were lost): announce it from its station. */
+	struct ctp_coro_line l = {
+		.pid = p->pid,
+		.coro = s->coro,
+		.kind = s->kind,
+		.entry_addr = s->entry,
+		.tid = s->tid,
+		.has_ts = true,
+		.ts = ctp_proc_ts(p, s->created),
+	};
+	if (s->entry)
+		l.entry = ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, s->entry, false)->sym;
+	c->flags |= CTP_CORO_ANNOUNCED;
+	ctp_emit_coro(&p->c->em, &l);
 }
 
 void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c)

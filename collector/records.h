@@ -50,4 +50,8 @@ void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx);
  * record was dropped, or it was inherited across fork), from its station when one holds it. */
 void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c);
 
+/* Writes the `coro` line of `c` from its station `s`, unless it was announced already. */
+void ctp_proc_announce_station(struct ctp_proc *p, struct ctp_coro *c,
+			       const struct ctp_station_snapshot *s);
+
 #endif

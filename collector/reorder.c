@@ -1,5 +1,5 @@
 #include "collector/reorder.h"
-#include "collector/xalloc.h"
+#include "ctp/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector/segment_view.h"
+#include "ctp/segment_view.h"
 
 /* Maps the whole file as it is now into `v` (replacing a smaller mapping). Sets *changed when
  * the mapping moved. On failure leaves `v` as it was and puts a reason in `why`. */

@@ -1,5 +1,5 @@
 /* The words the trace uses for the contract's enums (docs/trace-format.md): one table per enum,
- * shared by the writer (collector/emit.c) and the reader (ctp-cat), so that a name is spelled
+ * shared by the writer (ctp/emit.c) and the reader (ctp-cat), so that a name is spelled
  * in one place. Each table is indexed by the enum's value; values without a name are NULL. */
 #ifndef CTP_NAMES_H
 #define CTP_NAMES_H

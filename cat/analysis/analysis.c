@@ -183,6 +183,26 @@ static int track_run(struct ctp_analysis *a, struct an_coro *from, const struct 
 	return 0;
 }
 
+/* An event of a process after its snapshot (a live trace: the collector wrote one on SIGUSR1,
+ * and the process ran on). The snapshot's word on the coroutine `c` is overtaken by what
+ * happened to it since: its state is the events' again. The process is no longer seen exactly
+ * up to its last line: its findings become uncertain, as without a snapshot. Events that are
+ * not later than the snapshot change nothing: its states already include them. */
+static void after_snapshot(struct an_process *p, struct an_coro *c, uint64_t ts)
+{
+	if (p->pub.exit != CTP_ANALYSIS_EXIT_SNAPSHOT || ts <= p->pub.snapshot_ts)
+		return;
+	p->moved_on = true;
+	if (!c)
+		return;
+	c->pub.state = CTP_ANALYSIS_STATE_UNKNOWN;
+	c->pub.state_stack = 0;
+	c->pub.state_since = 0;
+	c->pub.wait_fd = -1;
+	c->pub.wait_op = NULL;
+	c->pub.wait_closed = -1;
+}
+
 static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
 {
 	uint64_t ts = ev->ts;
@@ -194,6 +214,8 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct 
 	struct an_coro *to = coro_of(a, p, ev->sw.to);
 	if ((ev->sw.from && !from) || (ev->sw.to && !to))
 		return -1;
+	after_snapshot(p, from, ts);
+	after_snapshot(p, to, ts);
 	if (track_run(a, from, ev) < 0)
 		return -1;
 	if (from) {
@@ -232,6 +254,7 @@ static int on_coro_end(struct ctp_analysis *a, struct an_process *p, const struc
 	struct an_coro *c = coro_of(a, p, ev->coro);
 	if (!c)
 		return ev->coro ? -1 : 0;
+	after_snapshot(p, c, ev->ts);
 	c->pub.ended = true;
 	c->pub.ended_ts = ev->ts;
 	c->pub.end_how = ev->coro_end.how;
@@ -291,6 +314,19 @@ static int on_state(struct ctp_analysis *a, struct an_process *p, const struct c
 	}
 	see_ts(a, p, pc->state_since);
 	return 0;
+}
+
+/* A live snapshot: the process ran on, but every coroutine's state at ev->ts follows. Stands
+ * for the process's end in the analysis unless a real exit comes. */
+static void on_snapshot(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
+{
+	if (p->pub.exit != CTP_ANALYSIS_EXIT_NONE && p->pub.exit != CTP_ANALYSIS_EXIT_SNAPSHOT)
+		return;
+	p->pub.exit = CTP_ANALYSIS_EXIT_SNAPSHOT;
+	p->pub.snapshot_ts = ev->ts;
+	p->moved_on = false;
+	p->exit_ts = ev->ts;
+	see_ts(a, p, ev->ts);
 }
 
 static void on_exit_line(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
@@ -433,6 +469,7 @@ static int on_fd(struct ctp_analysis *a, struct an_process *p, const struct ctp_
 	a->sum.fd_events++;
 	p->pub.fd_events++;
 	see_ts(a, p, ev->ts);
+	after_snapshot(p, NULL, ev->ts);
 	if (ev->fd.fd < 0)
 		return 0;
 	switch (ev->fd.event) {
@@ -507,9 +544,23 @@ int ctp_analysis_add_event(struct ctp_analysis *a, const struct ctp_event *ev)
 	case CTP_EV_EXIT:
 		on_exit_line(a, p, ev);
 		return 0;
+	case CTP_EV_SNAPSHOT:
+		on_snapshot(a, p, ev);
+		return 0;
 	default:
 		return 0;
 	}
+}
+
+bool ctp_an_seen_to_end(const struct ctp_analysis *a, const struct an_process *p)
+{
+	/* A snapshot that nothing followed is exact even in a trace still being written: what
+	 * the cut hides came after it. */
+	if (p->pub.exit == CTP_ANALYSIS_EXIT_SNAPSHOT)
+		return !p->moved_on;
+	if (p->pub.exit == CTP_ANALYSIS_EXIT_NONE && !p->exec_replaced)
+		return false;
+	return a->sum.complete;
 }
 
 uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_process *p)
@@ -531,9 +582,9 @@ void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end)
 		a->sum.bad_lines = end->bad_lines;
 		a->sum.lines = end->lines;
 	}
-	bool uncertain = !a->sum.complete || a->sum.lost > 0;
+	bool uncertain = a->sum.lost > 0 || (a->nprocs == 0 && !a->sum.complete);
 	for (size_t i = 0; i < a->nprocs; i++)
-		if (a->procs[i].pub.exit == CTP_ANALYSIS_EXIT_NONE && !a->procs[i].exec_replaced)
+		if (!ctp_an_seen_to_end(a, &a->procs[i]))
 			uncertain = true;
 	a->sum.uncertain = uncertain;
 }

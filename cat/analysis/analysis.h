@@ -92,6 +92,10 @@ enum ctp_analysis_exit {
 	CTP_ANALYSIS_EXIT_UNKNOWN, /* `exit` with status null */
 	CTP_ANALYSIS_EXIT_STATUS,
 	CTP_ANALYSIS_EXIT_SIGNAL,
+	/* No `exit`: the process was running, and a `snapshot` line (ctp-pstack) says that the
+	 * `state` lines after it are every coroutine as it was at snapshot_ts. Its states are
+	 * authoritative up to then, as at an exit. */
+	CTP_ANALYSIS_EXIT_SNAPSHOT,
 };
 
 struct ctp_analysis_process {
@@ -103,6 +107,7 @@ struct ctp_analysis_process {
 	uint64_t first_ts, last_ts; /* times seen in its lines */
 	enum ctp_analysis_exit exit;
 	int exit_value;	      /* status or signal number */
+	uint64_t snapshot_ts; /* CTP_ANALYSIS_EXIT_SNAPSHOT: when the snapshot was taken */
 	uint32_t crash_tid;   /* 0 if unknown */
 	uint64_t crash_coro;  /* 0 if unknown */
 	uint64_t crash_addr;  /* 0 if unknown */

@@ -45,9 +45,7 @@ static struct ctp_finding *add(struct ctp_analysis *a, enum ctp_finding_kind kin
 	f->fd = -1;
 	/* Lost events may hide a switch or an fd event; a process whose end was not seen may
 	 * still have resumed what looks stuck. */
-	f->uncertain = p->pub.lost > 0 ||
-		       (p->pub.exit == CTP_ANALYSIS_EXIT_NONE && !p->exec_replaced) ||
-		       !a->sum.complete;
+	f->uncertain = p->pub.lost > 0 || !ctp_an_seen_to_end(a, p);
 	if (ctp_finding_kind_is_failure(kind))
 		a->failures++;
 	return f;
@@ -326,9 +324,11 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind, const
 			continue;
 		if (kind == CTP_FINDING_STUCK && suspended_at_end(c))
 			m[n++] = (struct member){c->pub.process, suspend_stack(c), i, c->pub.id};
-		/* A process killed by a signal ended nothing: its crash is the finding. */
+		/* A process killed by a signal ended nothing: its crash is the finding. A live
+		 * snapshot's coroutines have not outlived anything: the process still runs. */
 		else if (kind == CTP_FINDING_LEAK && !ended(c) &&
-			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SIGNAL)
+			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SIGNAL &&
+			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SNAPSHOT)
 			m[n++] = (struct member){c->pub.process, c->pub.create_stack, i, c->pub.id};
 	}
 	qsort(m, n, sizeof(*m), by_group);

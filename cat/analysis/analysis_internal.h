@@ -45,6 +45,7 @@ struct an_process {
 	char **argv; /* owned copies */
 	bool seen_process_line;
 	bool exec_replaced; /* a later `process` line for the same pid took over */
+	bool moved_on;	    /* events later than its snapshot followed it */
 	uint64_t exit_ts;   /* `ts` of the exit line, when it has one */
 };
 
@@ -74,6 +75,10 @@ struct ctp_analysis {
 
 /* The time a process's record ends: its exit, else the last time seen (or the trace's end). */
 uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_process *p);
+
+/* Whether the trace shows the process to its end, so that its findings are certain: it
+ * exited (or exec'd) in a whole trace, or its last word is a snapshot nothing followed. */
+bool ctp_an_seen_to_end(const struct ctp_analysis *a, const struct an_process *p);
 
 /* Takes in how reading ended: completeness and the summary's line counts (NULL: whole). */
 void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end);

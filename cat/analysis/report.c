@@ -141,6 +141,12 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 		if (p->exit == CTP_ANALYSIS_EXIT_NONE && i + 1 < ctp_analysis_process_count(a) &&
 		    ctp_analysis_process_at(a, i + 1)->pid == p->pid)
 			continue; /* replaced by an exec */
+		if (p->exit == CTP_ANALYSIS_EXIT_SNAPSHOT)
+			fprintf(f,
+				"  pid %" PRIu32
+				" (%s) was running: a live snapshot gives its coroutines' "
+				"states, exact at that moment.\n",
+				p->pid, base_name(p->exe));
 		if (p->exit == CTP_ANALYSIS_EXIT_NONE)
 			fprintf(f,
 				"  WARNING: pid %" PRIu32 " (%s) has no exit: it was still running "

@@ -176,6 +176,10 @@ static json_t *process_json(const struct ctp_analysis_process *p)
 	case CTP_ANALYSIS_EXIT_SIGNAL:
 		exit = json_pack("{s:i}", "signal", p->exit_value);
 		break;
+	case CTP_ANALYSIS_EXIT_SNAPSHOT:
+		/* Not an exit: it ran on; when its coroutines were looked at. */
+		exit = json_pack("{s:I}", "snapshot", (json_int_t)p->snapshot_ts);
+		break;
 	}
 	set(o, "exit", exit);
 	set(o, "coroutines", u64(p->coroutines));

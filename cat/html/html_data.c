@@ -207,6 +207,9 @@ static void write_processes(struct data *d)
 			snprintf(text, sizeof(text), "killed by signal %d", p->exit_value);
 			ctp_jsonw_str(d->w, text);
 			break;
+		case CTP_ANALYSIS_EXIT_SNAPSHOT:
+			ctp_jsonw_str(d->w, "running (live snapshot)");
+			break;
 		}
 		LIT(d, ",\"coroutines\":");
 		ctp_jsonw_u64(d->w, p->coroutines);

@@ -96,7 +96,7 @@ static const struct {
 	{"switch", CTP_EV_SWITCH}, {"fd", CTP_EV_FD},		{"stack", CTP_EV_STACK},
 	{"coro", CTP_EV_CORO},	   {"state", CTP_EV_STATE},	{"coro_end", CTP_EV_CORO_END},
 	{"loss", CTP_EV_LOSS},	   {"process", CTP_EV_PROCESS}, {"exit", CTP_EV_EXIT},
-	{"trace", CTP_EV_TRACE},   {"end", CTP_EV_END},
+	{"trace", CTP_EV_TRACE},   {"end", CTP_EV_END},		{"snapshot", CTP_EV_SNAPSHOT},
 };
 
 static void decode_trace(struct ctp_event *ev, const json_t *j)
@@ -351,6 +351,7 @@ int ctp_event_decode(struct ctp_event_decoder *d, const struct ctp_trace_line *l
 	case CTP_EV_END:
 		decode_end(ev, j);
 		break;
+	case CTP_EV_SNAPSHOT: /* pid and ts only */
 	case CTP_EV_UNKNOWN:
 		break;
 	}

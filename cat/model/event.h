@@ -35,6 +35,7 @@ enum ctp_event_type {
 	CTP_EV_CORO_END,
 	CTP_EV_EXIT,
 	CTP_EV_END,
+	CTP_EV_SNAPSHOT, /* the state lines that follow are a live look at pid at ts (ctp-pstack) */
 };
 
 struct ctp_event_frame {

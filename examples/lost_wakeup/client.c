@@ -3,10 +3,14 @@
  * (a reset for every other one, a plain close without "bye" for the rest) and the others
  * politely, waits until the server has let go of them all, and tells it to quit.
  *
- *   client PORT [CONNS [ABRUPT]]   (defaults 60 and 47)
+ *   client [--hold] PORT [CONNS [ABRUPT]]   (defaults 60 and 47)
+ * With --hold it prints "client: holding" once the server has stranded its coroutines and waits
+ * for the end of its standard input before it tells the server to quit: the server hangs
+ * meanwhile, for a live look (ctp-pstack) at a hung server.
  * Exits 0 when the server did all that, 1 otherwise (each wait is bounded). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +95,13 @@ static void wait_for(int control, const char *field, int want)
 
 int main(int argc, char **argv)
 {
+	bool hold = argc > 1 && strcmp(argv[1], "--hold") == 0;
+	if (hold) {
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: client PORT [CONNS [ABRUPT]]\n");
+		fprintf(stderr, "usage: client [--hold] PORT [CONNS [ABRUPT]]\n");
 		return 2;
 	}
 	port = atoi(argv[1]);
@@ -123,6 +132,13 @@ int main(int argc, char **argv)
 	}
 	/* Only the control connection is left once the server has dealt with every hang-up. */
 	wait_for(control, "connections", 1);
+	if (hold) {
+		printf("client: holding\n");
+		fflush(stdout);
+		char buf[256];
+		while (fread(buf, 1, sizeof(buf), stdin) > 0)
+			continue;
+	}
 	expect(control, "quit", "bye");
 	close(control);
 	printf("client: %d connections, %d closed abruptly\n", nconns, abrupt);

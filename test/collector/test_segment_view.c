@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "collector/segment_view.h"
+#include "ctp/segment_view.h"
 
 enum { SEG_SIZE = 64 * 1024, DEPTH = 16 };
 

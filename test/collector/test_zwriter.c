@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <zstd.h>
 
-#include "collector/zwriter.h"
+#include "ctp/zwriter.h"
 
 static char path[64];
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "collector/symbolize.h"
+#include "ctp/symbolize.h"
 
 /* Where an address lives, as the preload's module table records it. */
 struct module_ref {

@@ -1,8 +1,8 @@
-/* Pieces of the symbolizer (collector/symbolize.h): the function symbol table of one ELF file
+/* Pieces of the symbolizer (ctp/symbolize.h): the function symbol table of one ELF file
  * (symbolize_elf.c), line lookup in DWARF (symbolize_dwarf.c) and debug files from debuginfod
  * (symbolize_debuginfod.c). Used only by symbolize*.c. */
-#ifndef CTP_COLLECTOR_SYMBOLIZE_INTERNAL_H
-#define CTP_COLLECTOR_SYMBOLIZE_INTERNAL_H
+#ifndef CTP_SYMBOLIZE_INTERNAL_H
+#define CTP_SYMBOLIZE_INTERNAL_H
 
 #include <elfutils/libdw.h>
 #include <gelf.h>

@@ -6,8 +6,8 @@
  * A write error (a full disk) does not stop the writer: it is reported once on stderr, the
  * file is cut back to the end of its last complete frame (so that what is on disk stays
  * readable), the lost lines are counted, and later frames are tried again. */
-#ifndef CTP_COLLECTOR_ZWRITER_H
-#define CTP_COLLECTOR_ZWRITER_H
+#ifndef CTP_ZWRITER_H
+#define CTP_ZWRITER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +27,7 @@ struct ctp_zwriter_stats {
 	int error;	     /* errno of the first write error, 0 = none */
 };
 
-/* Creates `path` as ctp_trace_file_create() does (collector/trace_file.h: mode 0600, an earlier
+/* Creates `path` as ctp_trace_file_create() does (ctp/trace_file.h: mode 0600, an earlier
  * trace kept as PATH.old, never through a symbolic link) and compresses at `level`. On failure
  * returns NULL with errno set. */
 struct ctp_zwriter *ctp_zwriter_open(const char *path, int level);

@@ -1,8 +1,8 @@
-/* The collector's bounds-checked view of a segment mapped from an untrusted process. Nothing
- * here trusts an offset, a length or a count that it read from the segment: every pointer it
- * returns lies inside [base, base + size). */
-#ifndef CTP_COLLECTOR_SEGMENT_VIEW_H
-#define CTP_COLLECTOR_SEGMENT_VIEW_H
+/* A bounds-checked view of a segment mapped from an untrusted process, shared by the collector
+ * and ctp-pstack. Nothing here trusts an offset, a length or a count that it read from the
+ * segment: every pointer it returns lies inside [base, base + size). */
+#ifndef CTP_SEGMENT_VIEW_H
+#define CTP_SEGMENT_VIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,6 +27,12 @@ void *ctp_view_at(const struct ctp_segment_view *v, uint64_t off, uint64_t len);
  * blocks could fit (so a cycle cannot hang the reader). Returns the number of blocks visited. */
 typedef void (*ctp_view_block_fn)(void *ctx, struct ctp_block *block, uint64_t off);
 uint64_t ctp_view_blocks(const struct ctp_segment_view *v, ctp_view_block_fn visit, void *ctx);
+
+/* The same walk from a head the caller loaded (with acquire) and made sure the mapping covers:
+ * a reader that maps the file only once can then never meet a block pushed after its mapping
+ * was made, which would end the walk before the older blocks. */
+uint64_t ctp_view_blocks_from(const struct ctp_segment_view *v, uint64_t head,
+			      ctp_view_block_fn visit, void *ctx);
 
 /* A ring checked against the mapping: a power-of-two capacity whose data lies inside it. */
 struct ctp_ring_ref {

@@ -1,7 +1,7 @@
 /* Debug files fetched by build-id from the debuginfod servers DEBUGINFOD_URLS names (elfutils'
  * client, with its cache under $XDG_CACHE_HOME/debuginfod_client): how Debian's stripped binaries
  * get their function names and lines when no -dbgsym package is installed. */
-#include "collector/symbolize_internal.h"
+#include "ctp/symbolize_internal.h"
 
 #include <elfutils/debuginfod.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* The symbolizer's caches: one module per (path, build-id), opened once (also when it fails,
  * so that an unreadable module costs one open, not one per address), and per module the
  * answers already given for each address. */
-#include "collector/symbolize.h"
-#include "collector/symbolize_internal.h"
+#include "ctp/symbolize.h"
+#include "ctp/symbolize_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

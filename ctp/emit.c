@@ -1,4 +1,4 @@
-#include "collector/emit.h"
+#include "ctp/emit.h"
 
 #include <stdio.h>
 
@@ -51,6 +51,36 @@ static void u64_or_null(struct ctp_jsonw *w, uint64_t v)
 		ctp_jsonw_u64(w, v);
 	else
 		ctp_jsonw_null(w);
+}
+
+/* The last line of a trace whose writer finished: a reader that does not find it knows the
+ * trace is incomplete (docs/trace-format.md). It counts the lines written (those still pending
+ * go into the same frame as this line) and those a write error lost, so that a reader can tell
+ * a trace with holes from a whole one. */
+void ctp_emit_end(struct ctp_emitter *e)
+{
+	struct ctp_zwriter_stats st;
+	ctp_zwriter_stats(e->z, &st);
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"end\",\"lines\":");
+	ctp_jsonw_u64(w, st.lines - st.lost_lines);
+	CTP_JSONW_LIT(w, ",\"lost\":");
+	ctp_jsonw_u64(w, e->lost);
+	if (st.lost_lines) {
+		CTP_JSONW_LIT(w, ",\"unwritten\":");
+		ctp_jsonw_u64(w, st.lost_lines);
+	}
+	end_line(e);
+}
+
+void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts)
+{
+	struct ctp_jsonw *w = &e->w;
+	CTP_JSONW_LIT(w, "{\"type\":\"snapshot\",\"pid\":");
+	ctp_jsonw_u64(w, pid);
+	CTP_JSONW_LIT(w, ",\"ts\":");
+	ctp_jsonw_u64(w, ts);
+	end_line(e);
 }
 
 void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns)

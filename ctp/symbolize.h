@@ -1,8 +1,8 @@
-/* Turning addresses into function+offset (libelf symbol tables) and file:line (libdw), offline
- * in the collector, from the module table a process left in its segment. Never used in the
- * traced process. */
-#ifndef CTP_COLLECTOR_SYMBOLIZE_H
-#define CTP_COLLECTOR_SYMBOLIZE_H
+/* Turning addresses into function+offset (libelf symbol tables) and file:line (libdw), outside
+ * the traced process (the collector, ctp-pstack), from the module table the process keeps in
+ * its segment. Never used in the traced process. */
+#ifndef CTP_SYMBOLIZE_H
+#define CTP_SYMBOLIZE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,16 +1,16 @@
 /* Symbols of one process: its module table (copied out of the segment's MODS blocks, so that
  * it outlives the mapping) and a cache of what each address symbolized to, so that every
  * distinct address is looked up once. */
-#ifndef CTP_COLLECTOR_SYMCACHE_H
-#define CTP_COLLECTOR_SYMCACHE_H
+#ifndef CTP_SYMCACHE_H
+#define CTP_SYMCACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ctp/segment.h"
-#include "collector/segment_view.h"
-#include "collector/symbolize.h"
+#include "ctp/segment_view.h"
+#include "ctp/symbolize.h"
 
 struct ctp_module_copy {
 	uint64_t base, lo, hi;
@@ -43,8 +43,14 @@ void ctp_symcache_free(struct ctp_symcache *c);
 /* Reads the segment's module blocks and adds modules not copied yet. */
 void ctp_symcache_read_modules(struct ctp_symcache *c, const struct ctp_segment_view *v);
 
+/* Makes room for `n` addresses not looked up yet, so that the entries the next `n` lookups
+ * return stay valid together: a lookup that grows the cache moves every entry, and a caller
+ * that keeps the entries of a whole stack (to write its `stack` line) must reserve first. */
+void ctp_symcache_reserve(struct ctp_symcache *c, size_t n);
+
 /* Symbolizes `addr` (a return address of an unwound stack, or an entry function when
- * `return_address` is false), once per address. `v` is the process's mapping, re-read for new
+ * `return_address` is false), once per address. The entry stays valid until a later lookup
+ * grows the cache (see ctp_symcache_reserve). `v` is the process's mapping, re-read for new
  * modules when the address is in none known (dlopen); it may be NULL once the mapping is gone. */
 const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_symbolizer *s,
 					  const struct ctp_segment_view *v, uint64_t addr,

@@ -1,5 +1,5 @@
-#include "collector/stack_table.h"
-#include "collector/xalloc.h"
+#include "ctp/stack_table.h"
+#include "ctp/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,8 @@
-#include "collector/symcache.h"
-#include "collector/xalloc.h"
+#define _GNU_SOURCE /* program_invocation_short_name */
+#include "ctp/symcache.h"
+#include "ctp/xalloc.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,8 @@ static void add_chunk(struct ctp_symcache *c, const struct ctp_module_ref *ref)
 		memcpy(k->build_id, m.build_id, sizeof(k->build_id));
 		k->path = strdup(path);
 		if (!k->path) {
-			fputs("ctp-collector: out of memory (symbols)\n", stderr);
+			fprintf(stderr, "%s: out of memory (symbols)\n",
+				program_invocation_short_name);
 			abort();
 		}
 	}
@@ -120,6 +123,12 @@ static void grow(struct ctp_symcache *c)
 	free(c->slots);
 	c->slots = slots;
 	c->cap = cap;
+}
+
+void ctp_symcache_reserve(struct ctp_symcache *c, size_t n)
+{
+	while ((c->count + n + 1) * 2 > c->cap)
+		grow(c);
 }
 
 const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_symbolizer *s,

@@ -1,8 +1,8 @@
-/* Interned stacks of one process: each distinct list of frame addresses gets an id (from 1),
- * and its `stack` line is written once, before the first line that refers to it. Memory grows
- * with the number of distinct stacks only. */
-#ifndef CTP_COLLECTOR_STACK_TABLE_H
-#define CTP_COLLECTOR_STACK_TABLE_H
+/* Interned stacks of one process: each distinct list of frame addresses gets an id (from 1).
+ * The collector writes a stack's `stack` line once, before the first line that refers to it;
+ * ctp-pstack groups coroutines by it. Memory grows with the number of distinct stacks only. */
+#ifndef CTP_STACK_TABLE_H
+#define CTP_STACK_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* DWARF side of the symbolizer: file and line of an address, from the line table of the
  * compilation unit that covers it. libdw is used directly rather than through libdwfl, whose
  * standard debuginfo search may reach out to debuginfod servers from the collector. */
-#include "collector/symbolize_internal.h"
+#include "ctp/symbolize_internal.h"
 
 #include <dwarf.h>
 

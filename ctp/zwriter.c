@@ -1,4 +1,5 @@
-#include "collector/zwriter.h"
+#define _GNU_SOURCE /* program_invocation_short_name: the collector's or ctp-pstack's */
+#include "ctp/zwriter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,7 @@
 #include <zstd.h>
 
 #include "ctp/clock.h"
-#include "collector/trace_file.h"
+#include "ctp/trace_file.h"
 
 struct ctp_zwriter {
 	int fd;
@@ -83,10 +84,10 @@ static void write_failed(struct ctp_zwriter *z, int err, const char *text, size_
 	if (!z->st.error) {
 		z->st.error = err;
 		fprintf(stderr,
-			"ctp-collector: cannot write %s: %s; the trace keeps what was written "
+			"%s: cannot write %s: %s; the trace keeps what was written "
 			"before, "
 			"later lines are lost until writing works again\n",
-			z->path, strerror(err));
+			program_invocation_short_name, z->path, strerror(err));
 	}
 	z->st.lost_lines += count_lines(text, n);
 	/* Cut back a partial frame so the file stays a sequence of whole frames. */
@@ -110,7 +111,8 @@ static void write_frame(struct ctp_zwriter *z, const char *text, size_t n)
 	}
 	size_t zn = ZSTD_compress2(z->cctx, out, cap, text, n);
 	if (ZSTD_isError(zn)) {
-		fprintf(stderr, "ctp-collector: zstd: %s\n", ZSTD_getErrorName(zn));
+		fprintf(stderr, "%s: zstd: %s\n", program_invocation_short_name,
+			ZSTD_getErrorName(zn));
 		write_failed(z, EIO, text, n);
 		free(big);
 		return;
@@ -177,8 +179,8 @@ bool ctp_zwriter_close(struct ctp_zwriter *z, struct ctp_zwriter_stats *out)
 	bool ok = z->st.error == 0;
 	if (close(z->fd) != 0) {
 		if (ok)
-			fprintf(stderr, "ctp-collector: closing %s: %s\n", z->path,
-				strerror(errno));
+			fprintf(stderr, "%s: closing %s: %s\n", program_invocation_short_name,
+				z->path, strerror(errno));
 		ok = false;
 	}
 	if (out)

@@ -1,4 +1,4 @@
-#include "collector/segment_view.h"
+#include "ctp/segment_view.h"
 
 #include <stdio.h>
 
@@ -51,7 +51,13 @@ uint64_t ctp_view_blocks(const struct ctp_segment_view *v, ctp_view_block_fn vis
 	const struct ctp_header *h = (const struct ctp_header *)v->base;
 	/* Acquire pairs with the release in the producer's push: the block's contents are visible.
 	 */
-	uint64_t off = CTP_LOAD_ACQUIRE(&h->blocks_head);
+	return ctp_view_blocks_from(v, CTP_LOAD_ACQUIRE(&h->blocks_head), visit, ctx);
+}
+
+uint64_t ctp_view_blocks_from(const struct ctp_segment_view *v, uint64_t head,
+			      ctp_view_block_fn visit, void *ctx)
+{
+	uint64_t off = head;
 	uint64_t max_steps = v->size / sizeof(struct ctp_block);
 	uint64_t n = 0;
 	while (off != 0 && n < max_steps) {

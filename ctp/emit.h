@@ -1,16 +1,17 @@
 /* Writing the trace lines (docs/trace-format.md): each function builds one line with the JSON
- * writer and hands it to the zstd frame writer. No printf, no allocation per line. */
-#ifndef CTP_COLLECTOR_EMIT_H
-#define CTP_COLLECTOR_EMIT_H
+ * writer and hands it to the zstd frame writer. No printf, no allocation per line. Used by the
+ * collector, and by ctp-pstack for the snapshot of a running process. */
+#ifndef CTP_EMIT_H
+#define CTP_EMIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector/symcache.h"
+#include "ctp/symcache.h"
 #include "ctp/segment.h"
 #include "ctp/jsonw.h"
-#include "collector/zwriter.h"
+#include "ctp/zwriter.h"
 
 /* enum ctp_switch_how's values, 0 (unknown) included. */
 #define CTP_EMIT_HOW_COUNT (CTP_HOW_SIGLONGJMP + 1)
@@ -123,5 +124,12 @@ struct ctp_exit_line {
 	size_t nrunning;
 };
 void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l);
+
+/* A `snapshot` line: the state lines of `pid` that follow it are every live coroutine of the
+ * running process as it was from `ts` on (ctp-pstack; the collector on SIGUSR1). */
+void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts);
+
+/* The `end` line, last: the lines written and lost so far. */
+void ctp_emit_end(struct ctp_emitter *e);
 
 #endif

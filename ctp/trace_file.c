@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "collector/trace_file.h"
+#include "ctp/trace_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
  *   - the new file is created exclusively (O_EXCL: nothing may slip in between) with mode 0600;
  *   - a path that is neither (a device such as /dev/null, a FIFO) is opened as it is, for
  *     writing, never created, truncated or moved. */
-#ifndef CTP_COLLECTOR_TRACE_FILE_H
-#define CTP_COLLECTOR_TRACE_FILE_H
+#ifndef CTP_TRACE_FILE_H
+#define CTP_TRACE_FILE_H
 
 #include <stddef.h>
 

@@ -1,12 +1,15 @@
-#include "collector/xalloc.h"
+#define _GNU_SOURCE /* program_invocation_short_name */
+#include "ctp/xalloc.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static void *checked(void *p)
 {
 	if (!p) {
-		fputs("ctp-collector: out of memory\n", stderr);
+		/* The program's own name: the collector and ctp-pstack share this. */
+		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
 		abort();
 	}
 	return p;

@@ -1,6 +1,6 @@
 /* ELF side of the symbolizer: opening files, build-ids, separate debug files, and the sorted
  * function symbol table that maps an address to the function containing it. */
-#include "collector/symbolize_internal.h"
+#include "ctp/symbolize_internal.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>

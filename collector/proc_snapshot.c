@@ -1,0 +1,52 @@
+/* A snapshot of a running process in the trace (SIGUSR1 to the collector): a `snapshot` line,
+ * then one `state` line per live coroutine, read from the stations as the final states are, so
+ * that ctp-cat --report on a trace still being written is exact up to that moment
+ * (docs/trace-format.md, `snapshot`). Unlike the final states, nothing is decided for good: no
+ * coroutine is marked final and no end is written; a coroutine that ended, or left by
+ * setcontext without waiting on an fd (ended or not, only its process's end can tell), is left
+ * to the events. */
+#include "collector/proc.h"
+#include "collector/records.h"
+#include "ctp/clock.h"
+
+static void state_now(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx)
+{
+	(void)ctx;
+	bool waits = ctp_wait_current(s->wait_fd, s->wait_op, s->switches);
+	uint32_t state = s->state;
+	if (state == CTP_STATE_EXITED || (state == CTP_STATE_LEFT && !waits))
+		return;
+	if (state == CTP_STATE_LEFT)
+		state = CTP_STATE_SUSPENDED; /* it left to wait on an fd */
+	bool is_new;
+	struct ctp_coro *c = ctp_coro_get(&p->coros, s->coro, &is_new);
+	ctp_proc_announce_station(p, c, s);
+	struct ctp_state_line l = {
+		.pid = p->pid,
+		.coro = s->coro,
+		.state = state,
+		.tid = s->tid,
+		.has_since = true,
+		.since = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created),
+		.switches = s->switches,
+		.wait_fd = s->wait_fd,
+		.wait_op = s->wait_op,
+	};
+	/* A running coroutine's wait is over even when it has not switched since. */
+	if (state == CTP_STATE_RUNNING)
+		l.wait_fd = -1;
+	if (state == CTP_STATE_SUSPENDED && s->stack_len > 0)
+		l.stack = ctp_proc_intern_stack(p, s->frames, s->stack_len);
+	ctp_emit_state(&p->c->em, &l);
+}
+
+void ctp_proc_write_snapshot(struct ctp_proc *p)
+{
+	/* What is spooled goes out first, so that the snapshot follows the events it already
+	 * includes; records of the last moments, still held for ordering, may follow it (their
+	 * times are earlier than the snapshot's, which readers take over them). */
+	ctp_proc_convert(p, 0);
+	ctp_proc_release_ordered(p);
+	ctp_emit_snapshot(&p->c->em, p->pid, ctp_monotonic_ns());
+	ctp_proc_each_station(p, state_now, NULL);
+}

@@ -1,0 +1,175 @@
+/* ctp-pstack PID: every coroutine of a traced, running process, now (docs/ctp-pstack.md). It
+ * reads the process's segment through a read-only mapping of the memfd the process holds: the
+ * process is neither stopped nor written to, and it cannot tell that it was looked at. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctp/symcache.h"
+#include "ctp/version.h"
+#include "pstack/groups.h"
+#include "ctp/zwriter.h"
+#include "pstack/locate.h"
+#include "pstack/procinfo.h"
+#include "pstack/report.h"
+#include "pstack/snapshot.h"
+#include "pstack/view.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: ctp-pstack [--json] [--no-symbols] PID\n"
+	      "       ctp-pstack --report [--json] PID\n"
+	      "       ctp-pstack --trace FILE PID\n"
+	      "\n"
+	      "Shows every coroutine of a running process traced by ctp (under ctp-run, or with\n"
+	      "LD_PRELOAD=libctp_preload.so): its id, kind, entry function, state and since when,\n"
+	      "thread, the fd it waits on, and its symbolized suspend stack, grouped by stack.\n"
+	      "The process is not stopped.\n"
+	      "\n"
+	      "      --json           one JSON document instead of text (docs/ctp-pstack.md)\n"
+	      "      --no-symbols     addresses only: do not read the process's binaries\n"
+	      "      --report         ctp-cat's report on the snapshot (its exit status: 3 when\n"
+	      "                       it has findings); with --json, the report's JSON\n"
+	      "      --trace FILE     write the snapshot as a trace (- for standard output)\n"
+	      "  -h, --help           show this help\n"
+	      "      --version        show the version\n"
+	      "\n"
+	      "Exit status: 0 shown, 1 no such process, 2 usage, 4 the process is not traced,\n"
+	      "5 permission denied, 6 its segment cannot be read, 7 the output cannot be written;\n"
+	      "with --report, the report's own status (0, or 3 with findings).\n",
+	      f);
+}
+
+static bool parse_pid(const char *s, pid_t *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end != '\0' || v <= 0 || v > 0x7fffffff)
+		return false;
+	*out = (pid_t)v;
+	return true;
+}
+
+enum { OPT_JSON = 256, OPT_NO_SYMBOLS, OPT_VERSION, OPT_REPORT, OPT_TRACE };
+
+/* --trace FILE: the snapshot as a trace file, made as ctp-run makes its output ("-": stdout). */
+static int write_trace_file(struct pstack_view *v, const struct pstack_procinfo *pi,
+			    const char *path)
+{
+	struct ctp_zwriter *z = strcmp(path, "-") == 0 ? ctp_zwriter_open_fd(dup(STDOUT_FILENO),
+									     "(standard output)", 1)
+						       : ctp_zwriter_open(path, 1);
+	if (!z) {
+		fprintf(stderr, "ctp-pstack: cannot write %s: %s\n", path, strerror(errno));
+		return PSTACK_EXIT_OUTPUT;
+	}
+	pstack_write_trace(v, pi, z);
+	return ctp_zwriter_close(z, NULL) ? PSTACK_EXIT_OK : PSTACK_EXIT_OUTPUT;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"report", no_argument, NULL, OPT_REPORT},
+		{"trace", required_argument, NULL, OPT_TRACE},
+		{0},
+	};
+	bool json = false, symbols = true, report = false;
+	const char *trace = NULL;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_NO_SYMBOLS:
+			symbols = false;
+			break;
+		case OPT_REPORT:
+			report = true;
+			break;
+		case OPT_TRACE:
+			trace = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return PSTACK_EXIT_OK;
+		case OPT_VERSION:
+			printf("%s\n", ctp_version_string());
+			return PSTACK_EXIT_OK;
+		default:
+			usage(stderr);
+			return PSTACK_EXIT_USAGE;
+		}
+	}
+	if (report && trace) {
+		fputs("ctp-pstack: --report and --trace do not go together\n", stderr);
+		return PSTACK_EXIT_USAGE;
+	}
+	pid_t pid;
+	if (optind + 1 != argc || !parse_pid(argv[optind], &pid)) {
+		if (optind + 1 == argc)
+			fprintf(stderr, "ctp-pstack: not a process id: %s\n", argv[optind]);
+		usage(stderr);
+		return PSTACK_EXIT_USAGE;
+	}
+
+	struct pstack_segment seg;
+	char why[512];
+	enum pstack_exit status = pstack_locate(pid, &seg, why, sizeof(why));
+	if (status != PSTACK_EXIT_OK) {
+		fprintf(stderr, "ctp-pstack: %s\n", why);
+		return status;
+	}
+	struct pstack_snapshot snap;
+	pstack_snapshot_take(&seg, &snap);
+	struct pstack_groups groups;
+	pstack_groups_make(&snap, &groups);
+
+	struct pstack_procinfo pi;
+	pstack_procinfo_read(pid, &pi);
+	struct ctp_symcache syms = {0};
+	ctp_symcache_read_modules(&syms, &seg.view);
+	struct pstack_view v = {
+		.snap = &snap,
+		.groups = &groups,
+		.syms = &syms,
+		.symbolizer = symbols ? ctp_symbolizer_new() : NULL,
+		.segment = &seg.view,
+		.command = pi.command,
+		.out = stdout,
+	};
+	int out_status;
+	if (report) {
+		int st = pstack_report(&v, &pi, json);
+		out_status = st < 0 ? PSTACK_EXIT_OUTPUT : st;
+	} else if (trace) {
+		out_status = write_trace_file(&v, &pi, trace);
+	} else {
+		if (json)
+			pstack_write_json(&v);
+		else
+			pstack_write_text(&v);
+		out_status = fflush(stdout) == 0 && !ferror(stdout) ? PSTACK_EXIT_OK
+								    : PSTACK_EXIT_OUTPUT;
+		if (out_status != PSTACK_EXIT_OK)
+			fprintf(stderr, "ctp-pstack: cannot write the output: %s\n",
+				strerror(errno));
+	}
+
+	ctp_symbolizer_free(v.symbolizer);
+	ctp_symcache_free(&syms);
+	pstack_groups_free(&groups);
+	pstack_snapshot_free(&snap);
+	pstack_segment_close(&seg);
+	return out_status;
+}

@@ -1,0 +1,174 @@
+#include "pstack/snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctp/atomics.h"
+#include "ctp/clock.h"
+#include "ctp/station.h"
+#include "ctp/xalloc.h"
+#include "pstack/suspend_stack.h"
+
+struct walk {
+	struct pstack_segment *seg;
+	struct pstack_snapshot *snap;
+	struct ctp_station_snapshot s; /* big: one copy, reused for every station */
+};
+
+static void add_coro(struct walk *w, bool consistent)
+{
+	struct pstack_snapshot *snap = w->snap;
+	const struct ctp_station_snapshot *s = &w->s;
+	if (snap->ncoros == snap->cap) {
+		snap->cap = snap->cap ? snap->cap * 2 : 1024;
+		snap->coros = ctp_xrealloc(snap->coros, snap->cap * sizeof(*snap->coros));
+	}
+	struct pstack_coro *c = &snap->coros[snap->ncoros++];
+	memset(c, 0, sizeof(*c));
+	c->coro = s->coro;
+	c->entry = s->entry;
+	c->since_raw = s->last_switch ? s->last_switch : s->created;
+	c->created_raw = s->created;
+	c->switches = s->switches;
+	c->state = s->state;
+	c->kind = s->kind;
+	c->tid = s->tid;
+	c->wait_fd = -1;
+	c->torn = !consistent;
+	snap->torn += !consistent;
+	/* A running coroutine's wait is over, even when it has not switched since (a thread's own
+	 * stack that got EAGAIN and went on to poll): only a coroutine that is not running waits.
+	 */
+	if (s->state != CTP_STATE_RUNNING &&
+	    ctp_wait_current(s->wait_fd, s->wait_op, s->switches)) {
+		c->wait_fd = s->wait_fd;
+		c->wait_op = s->wait_op & CTP_WAIT_OP_MASK;
+		c->wait_closed = (s->wait_op & CTP_WAIT_CLOSED) != 0;
+	}
+	uint64_t pcs[CTP_MAX_STACK_DEPTH];
+	uint32_t n = pstack_suspend_stack(w->seg, s, pcs, CTP_MAX_STACK_DEPTH);
+	if (n == 0)
+		return;
+	bool is_new;
+	c->stack = ctp_stack_intern(&snap->stacks, pcs, n, &is_new);
+	if (is_new) {
+		snap->stack_refs = ctp_xrealloc(
+			snap->stack_refs, (snap->nstack_refs + 1) * sizeof(*snap->stack_refs));
+		snap->stack_refs[snap->nstack_refs++] = (struct pstack_stack_ref){
+			.frames_at = snap->stacks.arena_len - n,
+			.n = n,
+		};
+	}
+}
+
+static void visit_block(void *ctx, struct ctp_block *b, uint64_t off)
+{
+	struct walk *w = ctx;
+	struct ctp_chunk_ref ref;
+	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS ||
+	    !ctp_view_station_chunk(&w->seg->view, b, off, &ref))
+		return;
+	for (uint32_t k = 0; k < ref.count; k++) {
+		const struct ctp_station *st = ctp_chunk_station(&ref, k);
+		/* A cheap look first: most slots of a chunk may be free. */
+		if (CTP_LOAD_RELAXED(&st->state) == CTP_STATE_FREE)
+			continue;
+		bool consistent = ctp_station_read(st, ref.depth, &w->s);
+		if (w->s.coro == 0 || w->s.state == CTP_STATE_FREE || w->s.state > CTP_STATE_LEFT)
+			continue;
+		if (w->s.state == CTP_STATE_EXITED) {
+			w->snap->ended++;
+			continue;
+		}
+		add_coro(w, consistent);
+	}
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct pstack_coro *x = a, *y = b;
+	return (x->coro > y->coro) - (x->coro < y->coro);
+}
+
+/* The rate of the segment's clock. A monotonic clock is nanoseconds already. The TSC's rate is
+ * measured between the segment's creation (the header keeps both clocks read at that moment)
+ * and now; a segment younger than that allows is measured over a few milliseconds instead. */
+static void take_clock(struct pstack_snapshot *snap, const struct ctp_header *h)
+{
+	uint32_t kind = CTP_LOAD_RELAXED(&h->clock_kind);
+	snap->now_mono_ns = ctp_monotonic_ns();
+	if (kind != CTP_CLOCK_TSC) {
+		snap->now_raw = snap->now_mono_ns;
+		snap->ns_per_tick = 1.0;
+		return;
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	snap->now_raw = ctp_tsc();
+	uint64_t start_tsc = CTP_LOAD_RELAXED(&h->start_tsc);
+	uint64_t start_ns = CTP_LOAD_RELAXED(&h->start_mono_ns);
+	if (snap->now_raw > start_tsc && snap->now_mono_ns > start_ns + 200000000ull) {
+		snap->ns_per_tick = (double)(snap->now_mono_ns - start_ns) /
+				    (double)(snap->now_raw - start_tsc);
+		return;
+	}
+	uint64_t t0 = ctp_tsc(), n0 = ctp_monotonic_ns();
+	struct timespec pause = {0, 20000000};
+	nanosleep(&pause, NULL);
+	uint64_t t1 = ctp_tsc(), n1 = ctp_monotonic_ns();
+	snap->ns_per_tick = t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0.0;
+#else
+	snap->now_raw = 0;
+	snap->ns_per_tick = 0.0; /* no TSC here: a segment that says TSC is not from this CPU */
+#endif
+}
+
+void pstack_snapshot_take(struct pstack_segment *seg, struct pstack_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	uint64_t t0 = ctp_monotonic_ns();
+	uint64_t head = pstack_segment_head(seg);
+	const struct ctp_header *h = (const struct ctp_header *)seg->view.base;
+	snap->pid = h->pid;
+	snap->stack_depth = CTP_LOAD_RELAXED(&h->stack_depth);
+	snap->stations_lost = CTP_LOAD_RELAXED(&h->stations_lost);
+	snap->start_mono_ns = CTP_LOAD_RELAXED(&h->start_mono_ns);
+	struct walk *w = ctp_xcalloc(1, sizeof(*w));
+	w->seg = seg;
+	w->snap = snap;
+	ctp_view_blocks_from(&seg->view, head, visit_block, w);
+	free(w);
+	/* The clock is read after the stations: no switch they saw lies in its future. */
+	take_clock(snap, h);
+	snap->read_ns = ctp_monotonic_ns() - t0;
+	if (snap->ncoros > 1) /* no array at all without coroutines: qsort wants one */
+		qsort(snap->coros, snap->ncoros, sizeof(*snap->coros), by_id);
+}
+
+void pstack_snapshot_free(struct pstack_snapshot *snap)
+{
+	free(snap->coros);
+	free(snap->stack_refs);
+	ctp_stack_table_free(&snap->stacks);
+	memset(snap, 0, sizeof(*snap));
+}
+
+const uint64_t *pstack_stack_frames(const struct pstack_snapshot *snap, uint32_t id, uint32_t *n)
+{
+	const struct pstack_stack_ref *r = &snap->stack_refs[id - 1];
+	*n = r->n;
+	return snap->stacks.arena + r->frames_at;
+}
+
+uint64_t pstack_ago_ns(const struct pstack_snapshot *snap, uint64_t raw)
+{
+	if (raw >= snap->now_raw)
+		return 0;
+	return (uint64_t)((double)(snap->now_raw - raw) * snap->ns_per_tick);
+}
+
+uint64_t pstack_mono_ns(const struct pstack_snapshot *snap, uint64_t raw)
+{
+	uint64_t ago = pstack_ago_ns(snap, raw);
+	return snap->now_mono_ns > ago ? snap->now_mono_ns - ago : 0;
+}
