@@ -52,6 +52,10 @@ struct ctp_proc {
 	struct ctp_stack_table stacks;
 	struct ctp_symcache syms;
 
+	/* Reading its memory for stacks (deferred_stacks.c). */
+	struct ctp_stackwalk *walker;
+	uint8_t walk_state; /* enum in deferred_stacks.c */
+
 	/* Filled by ctp_proc_write_states: coroutines whose station said running. */
 	uint64_t running[CTP_PROC_MAX_RUNNING];
 	size_t nrunning;
