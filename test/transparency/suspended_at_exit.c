@@ -3,12 +3,15 @@
  * suspended coroutine's stack or saved context was unmapped under it. Also prints what the
  * tracer's PR_SET_PTRACER (only under Yama scope 1) could touch: dumpable, TracerPid.
  *
- * Usage: suspended_at_exit HOW, HOW = return (from main), exit (in a coroutine), _exit (3). */
+ * Usage: suspended_at_exit HOW, HOW = return (from main), exit (in a coroutine), _exit (3), or
+ * kill: SIGKILL after 3 s, with no chance to unwind anything at the end (the collector has read
+ * the stacks of the suspended coroutines from the live process by then). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -125,6 +128,10 @@ int main(int argc, char **argv)
 
 	if (strcmp(how, "_exit") == 0)
 		_exit(3);
+	if (strcmp(how, "kill") == 0) {
+		sleep(3);
+		raise(SIGKILL);
+	}
 	if (strcmp(how, "exit") == 0) {
 		static ucontext_t exiter;
 		start(&exiter, stack_alloc(), co_exits);
