@@ -22,22 +22,57 @@ void ctp_deferred_memory_gone(struct ctp_proc *p)
 	p->walk_state = WALK_OFF;
 }
 
-/* Station number idx, checked against the mapping like every other read of the segment. */
-static bool station_by_index(struct ctp_proc *p, uint32_t idx, struct ctp_station_snapshot *out)
+/* The station chunk that holds station idx, checked against the mapping like every other
+ * read of the segment. Chunks are equal in size: the one at position idx / count (in the order
+ * found, or its reverse) is tried first, so that a process with many chunks costs no scan. */
+static bool chunk_of(struct ctp_proc *p, uint32_t idx, struct ctp_chunk_ref *out)
 {
-	if (!p->view.base)
+	size_t n = p->nchunks;
+	if (!p->view.base || n == 0)
 		return false;
-	for (size_t i = 0; i < p->nchunks; i++) {
+	for (size_t pass = 0; pass < n + 2; pass++) {
+		size_t i;
+		if (pass < 2) {
+			struct ctp_chunk_ref first;
+			struct ctp_block *b0 = ctp_view_at(&p->view, p->chunk_offs[0], sizeof(*b0));
+			if (!b0 ||
+			    !ctp_view_station_chunk(&p->view, b0, p->chunk_offs[0], &first) ||
+			    first.count == 0)
+				continue;
+			size_t guess = idx / first.count;
+			if (guess >= n)
+				continue;
+			i = pass == 0 ? guess : n - 1 - guess;
+		} else {
+			i = pass - 2;
+		}
 		struct ctp_block *b = ctp_view_at(&p->view, p->chunk_offs[i], sizeof(*b));
-		struct ctp_chunk_ref ref;
-		if (!b || !ctp_view_station_chunk(&p->view, b, p->chunk_offs[i], &ref))
-			continue;
-		if (idx < ref.first || idx - ref.first >= ref.count)
-			continue;
-		ctp_station_read(ctp_chunk_station(&ref, idx - ref.first), ref.depth, out);
-		return true;
+		if (b && ctp_view_station_chunk(&p->view, b, p->chunk_offs[i], out) &&
+		    idx >= out->first && idx - out->first < out->count)
+			return true;
 	}
 	return false;
+}
+
+static bool station_by_index(struct ctp_proc *p, uint32_t idx, struct ctp_station_snapshot *out)
+{
+	struct ctp_chunk_ref ref;
+	if (!chunk_of(p, idx, &ref))
+		return false;
+	ctp_station_read(ctp_chunk_station(&ref, idx - ref.first), ref.depth, out);
+	return true;
+}
+
+/* A cheap look before a whole copy: most switches are long resumed when converted. */
+static bool maybe_same_suspend(struct ctp_proc *p, uint32_t idx, uint64_t coro, uint32_t epoch)
+{
+	struct ctp_chunk_ref ref;
+	if (!chunk_of(p, idx, &ref))
+		return false;
+	const struct ctp_station *s = ctp_chunk_station(&ref, idx - ref.first);
+	return CTP_LOAD_RELAXED(&s->coro) == coro &&
+	       CTP_LOAD_RELAXED(&s->state) == CTP_STATE_SUSPENDED &&
+	       (uint32_t)CTP_LOAD_RELAXED(&s->switches) == epoch;
 }
 
 /* Whether snapshot s is coroutine coro still suspended at the same switch. */
@@ -103,8 +138,8 @@ uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station,
 			    uint64_t call_site)
 {
 	struct ctp_station_snapshot s;
-	if (station == UINT32_MAX || !station_by_index(p, station, &s) ||
-	    !same_suspend(&s, coro, epoch, call_site))
+	if (station == UINT32_MAX || !maybe_same_suspend(p, station, coro, epoch) ||
+	    !station_by_index(p, station, &s) || !same_suspend(&s, coro, epoch, call_site))
 		return 0;
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 	uint32_t n = 0;
