@@ -102,6 +102,7 @@ static void fork_child(void)
 	ctp_stations_fork_child();
 	ctp_modules_fork_child();
 	ctp_unwind_fork_child();
+	ctp_unwind_saved_fork_child();
 	ctp_threads_fork_child();
 	if (!ctp_connection_open())
 		stop_in_child();

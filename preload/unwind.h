@@ -34,5 +34,7 @@ CTP_HIDDEN void ctp_unwind_walk_end(void);
  * (unwind_saved.c): at its end, for coroutines still suspended, whose memory the collector can no
  * longer read once the process is gone. */
 CTP_HIDDEN void ctp_unwind_suspended_at_exit(void);
+/* In a fork child: what it inherited suspended is not walked at its exit. */
+CTP_HIDDEN void ctp_unwind_saved_fork_child(void);
 
 #endif

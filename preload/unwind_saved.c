@@ -41,8 +41,19 @@ struct walker {
 
 /* Frames of the preload's own above a swapcontext's call site (the hook). */
 enum { OWN_FRAMES_MAX = 8 };
-/* A bound on the work at exit: past it, coroutines keep their call site. */
-enum { MAX_WALKS_AT_EXIT = 10000 };
+/* A bound on the work at exit (a few microseconds a walk): past it, coroutines keep their call
+ * site. */
+enum { MAX_WALKS_AT_EXIT = 4096 };
+
+/* In a fork child: the coroutines it inherited suspended are the parent's (its copies of their
+ * stations); walking them at every child's exit would slow a forking server down for nothing
+ * the child did. Only those suspended since the fork are walked. */
+static uint64_t suspended_since;
+
+void ctp_unwind_saved_fork_child(void)
+{
+	suspended_since = ctp_now();
+}
 
 static bool read_own(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
@@ -148,7 +159,8 @@ static void unwind_one(uint32_t idx, struct ctp_station *s, void *arg)
 	struct exit_pass *x = arg;
 	if (CTP_LOAD_ACQUIRE(&s->seq) & 1 || CTP_LOAD_RELAXED(&s->state) != CTP_STATE_SUSPENDED ||
 	    CTP_LOAD_RELAXED(&s->stack_kind) != CTP_STACK_CALL_SITE ||
-	    CTP_LOAD_RELAXED(&s->stack_len) == 0 || x->walks >= MAX_WALKS_AT_EXIT)
+	    CTP_LOAD_RELAXED(&s->stack_len) == 0 || x->walks >= MAX_WALKS_AT_EXIT ||
+	    CTP_LOAD_RELAXED(&s->last_switch) < suspended_since)
 		return;
 	uint64_t switches = CTP_LOAD_RELAXED(&s->switches);
 	uint32_t kind = CTP_LOAD_RELAXED(&s->ctx_kind);
