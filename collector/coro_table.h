@@ -22,6 +22,10 @@ struct ctp_coro {
 	uint32_t switches; /* resumes seen in the rings (saturates) */
 	uint8_t state;	   /* enum ctp_coro_state, as the events tell it */
 	uint8_t flags;
+	/* The whole stack a switch line got for its suspend at station switches == epoch
+	 * (deferred_stacks.c); 0 = none. */
+	uint32_t deferred_stack;
+	uint32_t deferred_epoch;
 };
 
 struct ctp_coro_table {

@@ -1,6 +1,7 @@
 /* accept4, F_GET_SEALS, MSG_CMSG_CLOEXEC */
 #define _GNU_SOURCE
 
+#include "collector/deferred_stacks.h"
 #include "collector/loop.h"
 #include "ctp/xalloc.h"
 
@@ -206,6 +207,9 @@ static void end_process(struct loop *L, struct conn *cn, bool write_exit)
 	ctp_harvester_remove(&L->H, &p->hv, cn->fd);
 	if (__atomic_load_n(&p->hv.exec_seen, __ATOMIC_RELAXED))
 		p->exec_sent = true;
+	/* Its memory is gone: the stacks of coroutines suspended at its end are those it
+	 * unwound itself in its stations (preload/unwind_saved.c). */
+	ctp_deferred_memory_gone(p);
 	ctp_proc_drain(p);
 	ctp_proc_write_states(p);
 	if (write_exit)
@@ -255,8 +259,10 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 	}
 	/* The same pid again: an earlier instance exec'd, whether or not its EXEC arrived. */
 	for (struct conn *o = L->conns; o; o = o->next)
-		if (o->kind == CONN_PROC && o->proc && o->proc->pid == m->pid)
+		if (o->kind == CONN_PROC && o->proc && o->proc->pid == m->pid) {
 			o->proc->exec_sent = true;
+			ctp_deferred_memory_gone(o->proc);
+		}
 	forget_held(L, m->pid);
 
 	size_t len = n - sizeof(*m);
@@ -307,6 +313,7 @@ static bool on_packet(struct loop *L, struct conn *cn, size_t n, int memfd)
 		close(memfd);
 	if (cn->kind == CONN_PROC && type == CTP_MSG_EXEC) {
 		cn->proc->exec_sent = true;
+		ctp_deferred_memory_gone(cn->proc);
 	} else if (cn->kind == CONN_LAUNCHER && type == CTP_MSG_APP_EXIT &&
 		   n >= sizeof(struct ctp_msg_app_exit)) {
 		const struct ctp_msg_app_exit *a = (const struct ctp_msg_app_exit *)L->msg;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 
 #include "collector/proc.h"
+#include "collector/deferred_stacks.h"
 #include "ctp/xalloc.h"
 
 #include <errno.h>
@@ -67,6 +68,7 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 
 void ctp_proc_free(struct ctp_proc *p)
 {
+	ctp_deferred_memory_gone(p);
 	ctp_harvest_fini(&p->hv);
 	ctp_segmap_unmap(&p->view);
 	if (p->memfd >= 0)

@@ -53,6 +53,10 @@ struct ctp_proc {
 	struct ctp_symcache syms;
 	size_t modules_written; /* syms.mods[0 .. this) have their `module` line */
 
+	/* Reading its memory for stacks (deferred_stacks.c). */
+	struct ctp_stackwalk *walker;
+	uint8_t walk_state; /* enum in deferred_stacks.c */
+
 	/* Filled by ctp_proc_write_states: coroutines whose station said running. */
 	uint64_t running[CTP_PROC_MAX_RUNNING];
 	size_t nrunning;

@@ -2,6 +2,7 @@
  * far as its own segment tells. */
 #include <string.h>
 
+#include "collector/deferred_stacks.h"
 #include "collector/proc.h"
 #include "collector/records.h"
 #include "ctp/atomics.h"
@@ -42,8 +43,8 @@ static void state_from_station(struct ctp_proc *p, const struct ctp_station_snap
 	};
 	if (state == CTP_STATE_EXITED)
 		l.wait_fd = -1;
-	if (state == CTP_STATE_SUSPENDED && s->stack_len > 0)
-		l.stack = ctp_proc_intern_stack(p, s->frames, s->stack_len);
+	if (state == CTP_STATE_SUSPENDED)
+		l.stack = ctp_deferred_state_stack(p, s);
 	if (state == CTP_STATE_RUNNING && p->nrunning < CTP_PROC_MAX_RUNNING)
 		p->running[p->nrunning++] = s->coro;
 	ctp_emit_state(&p->c->em, &l);

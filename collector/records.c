@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "collector/deferred_stacks.h"
 #include "ctp/atomics.h"
 #include "ctp/names.h"
 
@@ -243,9 +244,19 @@ static void on_switch(struct ctp_visit_ctx *v, const struct ctp_rec_switch *r, u
 	uint64_t ts = ctp_proc_ts(p, r->ts);
 	uint32_t how = r->h.aux;
 	uint32_t tid = v->rs->tid;
-	uint32_t stack = record_stack(p, r->frames, nframes);
-
+	uint32_t stack = 0;
 	ctp_coro_table_reserve(&p->coros, 2);
+	/* Only the call site was recorded: the whole stack if `from` is still suspended there. */
+	if (nframes == 1 && from_id) {
+		uint64_t call_site;
+		memcpy(&call_site, r->frames, sizeof(call_site));
+		known(p, from_id);
+		stack = ctp_deferred_stack(p, from_id, r->from_station, r->from_switches,
+					   call_site);
+	}
+	if (!stack)
+		stack = record_stack(p, r->frames, nframes);
+
 	if (from_id) {
 		struct ctp_coro *from = known(p, from_id);
 		from->state = how == CTP_HOW_RETURN ? CTP_STATE_EXITED : CTP_STATE_SUSPENDED;

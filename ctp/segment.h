@@ -148,7 +148,37 @@ struct ctp_station {
 	uint32_t wait_op;   /* enum ctp_wait_op, closed flag and epoch: CTP_WAIT_* */
 	uint32_t stack_len; /* valid entries in frames[] */
 	uint32_t free_next; /* preload-private free-list link; the collector ignores it */
-	uint64_t frames[];  /* latest suspend stack, innermost first */
+	/* Where the suspended coroutine's registers are saved (enum ctp_ctx_kind says how to read
+	 * them), so that its stack can be unwound later, off the switch path, while it stays
+	 * suspended at the same `switches`. Valid only in state SUSPENDED. */
+	uint64_t saved_ctx;
+	uint32_t ctx_kind;   /* enum ctp_ctx_kind */
+	uint32_t stack_kind; /* enum ctp_stack_kind: what frames[] holds */
+	/* Preload-private (the collector ignores them): the suspend points (call site and stack
+	 * depth) this coroutine's stack was last unwound at, on the switch itself. */
+	uint64_t unwound_at[2];
+	uint64_t frames[]; /* latest suspend stack, innermost first */
+};
+
+/* How to read station.saved_ctx. */
+enum ctp_ctx_kind {
+	CTP_CTX_NONE = 0,
+	/* The address of a ucontext_t (swapcontext's oucp): uc_mcontext.gregs holds every
+	 * register, rip pointing into the swapcontext hook (unwind past it to the call site). */
+	CTP_CTX_UCONTEXT = 1,
+	/* A Boost.Context fcontext_t on x86-64 SysV: the stack pointer left by jump_fcontext or
+	 * ontop_fcontext, pointing at 8 bytes of MXCSR/x87 control word, then r12, r13, r14, r15,
+	 * rbx, rbp and the return address (the call site); the caller's rsp is fctx + 0x40. */
+	CTP_CTX_FCONTEXT = 2,
+};
+
+/* What station.frames[] (and the frames of a SWITCH record) hold. */
+enum ctp_stack_kind {
+	CTP_STACK_NONE = 0,
+	CTP_STACK_CALL_SITE =
+		1, /* frames[0] only: the return address into the code that switched */
+	CTP_STACK_AT_SWITCH = 2, /* unwound on the switch itself */
+	CTP_STACK_DEFERRED = 3,	 /* unwound later from saved_ctx, at the same suspend */
 };
 
 /* A block of stations. Station index i lives in the chunk with first <= i < first + count. */
@@ -233,7 +263,12 @@ struct ctp_rec_switch {
 	uint64_t ts;
 	uint64_t from;
 	uint64_t to;
-	uint64_t frames[]; /* where `from` suspended */
+	/* `from`'s station and the low 32 bits of its `switches` at this suspend: while the
+	 * station still shows both, `from` is still suspended here and its stack can be unwound
+	 * from the station's saved_ctx. from_station is UINT32_MAX when unknown. */
+	uint32_t from_station;
+	uint32_t from_switches;
+	uint64_t frames[]; /* where `from` suspended: the call site, or the whole stack */
 };
 
 struct ctp_rec_exit {
@@ -290,13 +325,14 @@ _Static_assert(offsetof(struct ctp_header, sleep_flag) == 0x14, "cTP sleep flag 
 _Static_assert(offsetof(struct ctp_header, reserved) == 0x80, "header layout");
 _Static_assert(sizeof(struct ctp_header) == 0x100, "header is 256 bytes");
 _Static_assert(sizeof(struct ctp_block) == 32, "block header");
-_Static_assert(sizeof(struct ctp_station) == 88, "station fixed part");
-_Static_assert(offsetof(struct ctp_station, frames) == 88, "station frames");
+_Static_assert(sizeof(struct ctp_station) == 120, "station fixed part");
+_Static_assert(offsetof(struct ctp_station, saved_ctx) == 88, "station saved context");
+_Static_assert(offsetof(struct ctp_station, frames) == 120, "station frames");
 _Static_assert(offsetof(struct ctp_ring, head) == CTP_CACHE_LINE, "ring head on its own line");
 _Static_assert(offsetof(struct ctp_ring, tail) == 2 * CTP_CACHE_LINE, "ring tail line");
 _Static_assert(sizeof(struct ctp_ring) == 3 * CTP_CACHE_LINE, "ring header");
 _Static_assert(sizeof(struct ctp_rec) == 8, "record header");
-_Static_assert(sizeof(struct ctp_rec_switch) == 32, "switch record");
+_Static_assert(sizeof(struct ctp_rec_switch) == 40, "switch record");
 _Static_assert(sizeof(struct ctp_rec_create) == 56, "create record");
 _Static_assert(sizeof(struct ctp_rec_fd) == 40, "fd record");
 _Static_assert(sizeof(struct ctp_module) % 8 == 0, "module entry");

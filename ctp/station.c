@@ -17,6 +17,9 @@ static void copy_fields(const struct ctp_station *s, uint32_t depth,
 	out->stack_hi = CTP_LOAD_RELAXED(&s->stack_hi);
 	out->wait_fd = CTP_LOAD_RELAXED(&s->wait_fd);
 	out->wait_op = CTP_LOAD_RELAXED(&s->wait_op);
+	out->saved_ctx = CTP_LOAD_RELAXED(&s->saved_ctx);
+	out->ctx_kind = CTP_LOAD_RELAXED(&s->ctx_kind);
+	out->stack_kind = CTP_LOAD_RELAXED(&s->stack_kind);
 	uint32_t len = CTP_LOAD_RELAXED(&s->stack_len);
 	if (len > depth)
 		len = depth;

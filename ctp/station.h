@@ -41,6 +41,9 @@ struct ctp_station_snapshot {
 	int32_t wait_fd;
 	uint32_t wait_op;
 	uint32_t stack_len; /* clamped to the depth the caller gave */
+	uint64_t saved_ctx;
+	uint32_t ctx_kind;
+	uint32_t stack_kind;
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 };
 

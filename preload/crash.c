@@ -28,6 +28,7 @@
 #include "preload/segment.h"
 #include "preload/stations.h"
 #include "preload/threads.h"
+#include "preload/unwind.h"
 
 static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 enum { FAULT_SIGNALS = sizeof(fault_signals) / sizeof(fault_signals[0]) };
@@ -189,11 +190,22 @@ void ctp_crash_altstack_release(struct ctp_thread *t)
 	t->altstack = NULL;
 }
 
+/* Coroutines still suspended at the end get their whole stacks now, while their memory exists
+ * (unwind_saved.c). Not for faults: a walk could need the loader's lock that the faulting code
+ * may hold. */
+static void unwind_suspended(void)
+{
+	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING &&
+	    !ctp_in_vfork_child() && own_process())
+		ctp_unwind_suspended_at_exit();
+}
+
 static void record_status_at_exit(int status, void *arg)
 {
 	(void)arg;
 	if (!ctp_in_vfork_child() && own_process())
 		ctp_modules_scan(); /* the last look: the collector symbolizes after the end */
+	unwind_suspended();
 	record_exit(CTP_EXIT_STATUS, status);
 }
 
@@ -213,6 +225,7 @@ CTP_EXPORT void exit(int status)
 CTP_EXPORT void _exit(int status)
 {
 	CTP_REAL(_exit);
+	unwind_suspended();
 	record_exit(CTP_EXIT_STATUS, status);
 	real__exit(status);
 	__builtin_unreachable();
@@ -221,6 +234,7 @@ CTP_EXPORT void _exit(int status)
 CTP_EXPORT void _Exit(int status)
 {
 	CTP_REAL(_Exit);
+	unwind_suspended();
 	record_exit(CTP_EXIT_STATUS, status);
 	real__Exit(status);
 	__builtin_unreachable();

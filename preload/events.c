@@ -48,7 +48,11 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	CTP_STORE_RELAXED(&s->stack_hi, stack_hi);
 	CTP_STORE_RELAXED(&s->wait_fd, -1);
 	CTP_STORE_RELAXED(&s->wait_op, CTP_OP_NONE);
+	CTP_STORE_RELAXED(&s->saved_ctx, 0);
+	CTP_STORE_RELAXED(&s->ctx_kind, CTP_CTX_NONE);
+	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
 	CTP_STORE_RELAXED(&s->stack_len, 0);
+	s->unwound_at[0] = s->unwound_at[1] = 0;
 	ctp_station_write_end(s);
 
 	uint32_t size = sizeof(struct ctp_rec_create) + 8 * n;
@@ -69,14 +73,16 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	ctp_thread_leave(t, state_before);
 }
 
-static inline __attribute__((always_inline)) void station_suspend(struct ctp_station *s,
-								  uint32_t state, uint64_t now,
-								  const uint64_t *frames,
-								  uint32_t n)
+static inline __attribute__((always_inline)) void
+station_suspend(struct ctp_station *s, uint32_t state, uint64_t now, const uint64_t *frames,
+		uint32_t n, uint32_t stack_kind, const struct ctp_suspend_point *at)
 {
 	ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, state);
 	CTP_STORE_RELAXED(&s->last_switch, now);
+	CTP_STORE_RELAXED(&s->saved_ctx, at ? at->ctx : 0);
+	CTP_STORE_RELAXED(&s->ctx_kind, at ? at->ctx_kind : CTP_CTX_NONE);
+	CTP_STORE_RELAXED(&s->stack_kind, stack_kind);
 	CTP_STORE_RELAXED(&s->stack_len, n);
 	for (uint32_t i = 0; i < n; i++)
 		CTP_STORE_RELAXED(&s->frames[i], frames[i]);
@@ -99,14 +105,17 @@ static void station_exit(struct ctp_station *s, uint64_t now)
 	ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
 	CTP_STORE_RELAXED(&s->last_switch, now);
+	CTP_STORE_RELAXED(&s->ctx_kind, CTP_CTX_NONE);
+	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
 	CTP_STORE_RELAXED(&s->stack_len, 0);
 	ctp_station_write_end(s);
 }
 
-static inline __attribute__((always_inline)) void emit_switch(struct ctp_thread *t, uint64_t now,
-							      uint64_t from, uint64_t to,
-							      uint32_t how, const uint64_t *frames,
-							      uint32_t n)
+/* from_station/from_switches: `from`'s station and its switch count at this suspend
+ * (ctp_rec_switch), UINT32_MAX when `from` does not stay suspended. */
+static inline __attribute__((always_inline)) void
+emit_switch(struct ctp_thread *t, uint64_t now, uint64_t from, uint64_t to, uint32_t how,
+	    uint32_t from_station, uint32_t from_switches, const uint64_t *frames, uint32_t n)
 {
 	uint32_t size = sizeof(struct ctp_rec_switch) + 8 * n;
 	struct ctp_rec_switch *rec = ctp_emit_reserve(t, size);
@@ -116,6 +125,8 @@ static inline __attribute__((always_inline)) void emit_switch(struct ctp_thread 
 	rec->ts = now;
 	rec->from = from;
 	rec->to = to;
+	rec->from_station = from_station;
+	rec->from_switches = from_switches;
 	for (uint32_t i = 0; i < n; i++)
 		rec->frames[i] = frames[i];
 	ctp_emit_commit(t);
@@ -134,45 +145,83 @@ static void emit_exit(struct ctp_thread *t, uint64_t now, uint64_t coro, uint32_
 
 static inline __attribute__((always_inline)) void
 switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from_state,
-		  uint64_t now, const uint64_t *frames, uint32_t n)
+		  uint64_t now, const uint64_t *frames, uint32_t n, uint32_t stack_kind,
+		  const struct ctp_suspend_point *at)
 {
-	struct ctp_station *from_s = ctp_station_at(t->current);
+	uint32_t from = t->current;
+	struct ctp_station *from_s = ctp_station_at(from);
 	struct ctp_station *to_s = ctp_station_at(to);
-	station_suspend(from_s, from_state, now, frames, n);
+	station_suspend(from_s, from_state, now, frames, n, stack_kind, at);
 	station_resume(to_s, t->tid, now);
 	ctp_context_saved = 0; /* the coroutine resumed has saved nothing yet */
 	emit_switch(t, now, CTP_LOAD_RELAXED(&from_s->coro), CTP_LOAD_RELAXED(&to_s->coro), how,
-		    frames, n);
+		    from, (uint32_t)CTP_LOAD_RELAXED(&from_s->switches), frames, n);
 	t->current = to;
 }
 
+/* Whether to unwind the whole stack on this switch, by default (stacks=lasting): only the first
+ * time the coroutine suspends at this point (call site and stack depth, which tell apart the
+ * paths that lead to one call site), so that the history shows every coroutine's functions at
+ * least once at each place it waits, while a coroutine that suspends again and again at the
+ * same place (a loop) costs only its call site. The rest is unwound later, from the saved
+ * context, if the coroutine stays suspended. Only the thread running the coroutine touches
+ * unwound_at. */
+static inline __attribute__((always_inline)) bool
+first_time_here(struct ctp_station *s, const struct ctp_suspend_point *at)
+{
+	uint64_t key = at->call_site ^ (at->ret_slot << 16);
+	if (__builtin_expect(key == s->unwound_at[0] || key == s->unwound_at[1], 1))
+		return false;
+	s->unwound_at[1] = s->unwound_at[0];
+	s->unwound_at[0] = key;
+	return true;
+}
+
+/* The stack a switch records of the coroutine it suspends: its call site (free: the hook's
+ * return address), or the whole stack, unwound here (~90 ns), the first time it suspends at a
+ * point, or on every switch with stacks=every-switch. */
 static inline __attribute__((always_inline)) void switch_from(struct ctp_thread *t, uint32_t to,
 							      uint32_t how, uint32_t from_state,
-							      uint32_t skip, uint64_t now)
+							      const struct ctp_suspend_point *at,
+							      uint64_t now)
 {
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
-	uint32_t n = 0;
+	uint32_t n = 0, kind = CTP_STACK_NONE;
 	int state = ctp_thread_enter(t);
-	if (ctp_proc.config.stack_depth)
-		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
-	switch_with_stack(t, to, how, from_state, now, frames, n);
+	uint32_t depth = ctp_proc.config.stack_depth;
+	if (depth) {
+		if (ctp_proc.config.stacks_every_switch ||
+		    first_time_here(ctp_station_at(t->current), at)) {
+			n = ctp_unwind_from(frames, depth, at->call_site);
+			kind = CTP_STACK_AT_SWITCH;
+		}
+		if (n == 0 && at->call_site) {
+			frames[0] = at->call_site;
+			n = 1;
+			kind = CTP_STACK_CALL_SITE;
+		}
+	}
+	switch_with_stack(t, to, how, from_state, now, frames, n, kind, depth ? at : NULL);
 	ctp_thread_leave(t, state);
 }
 
-void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip, uint64_t now)
+void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how,
+		     const struct ctp_suspend_point *at, uint64_t now)
 {
-	switch_from(t, to, how, CTP_STATE_SUSPENDED, skip, now);
+	switch_from(t, to, how, CTP_STATE_SUSPENDED, at, now);
 }
 
-void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip, uint64_t now)
+void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how,
+		    const struct ctp_suspend_point *at, uint64_t now)
 {
-	switch_from(t, to, how, CTP_STATE_LEFT, skip, now);
+	switch_from(t, to, how, CTP_STATE_LEFT, at, now);
 }
 
 void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how)
 {
 	int state = ctp_thread_enter(t);
-	switch_with_stack(t, to, how, CTP_STATE_SUSPENDED, ctp_now(), NULL, 0);
+	switch_with_stack(t, to, how, CTP_STATE_SUSPENDED, ctp_now(), NULL, 0, CTP_STACK_NONE,
+			  NULL);
 	ctp_thread_leave(t, state);
 }
 
@@ -198,7 +247,8 @@ void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 		struct ctp_station *to_s = ctp_station_at(to);
 		station_resume(to_s, t->tid, now);
 		ctp_context_saved = 0;
-		emit_switch(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how, NULL, 0);
+		emit_switch(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how, UINT32_MAX, 0,
+			    NULL, 0);
 		t->current = to;
 	}
 	recycle(t, from);

@@ -18,16 +18,26 @@ static inline uint64_t ctp_coro_new_id(void)
 CTP_HIDDEN void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
 			       uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
 			       uint32_t skip);
-/* A switch at `now` on thread t from t->current to `to`: suspend stack of the current coroutine
- * (`skip` frames of the preload's own), both stations, the SWITCH record; t->current becomes
- * `to`. Hooks read the clock before they look the target up, so that the clock's latency (the
- * largest single cost of a switch) overlaps the lookup. */
-CTP_HIDDEN void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip,
-				uint64_t now);
+/* Where the current coroutine suspends, as a hook knows it for free: the return address into
+ * the code that called the switch, and where the switch saves the coroutine's registers
+ * (station.saved_ctx, enum ctp_ctx_kind), from which its whole stack is unwound later, off the
+ * switch path, if it stays suspended (see unwind_saved.c and the collector). */
+struct ctp_suspend_point {
+	uint64_t call_site;
+	uint64_t ret_slot; /* where call_site is stored: the stack's depth at the call */
+	uint64_t ctx;
+	uint32_t ctx_kind;
+};
+/* A switch at `now` on thread t from t->current to `to`: the current coroutine's suspend point
+ * (and, with stacks=every-switch, its whole stack, unwound here), both stations, the SWITCH
+ * record; t->current becomes `to`. Hooks read the clock before they look the target up, so
+ * that the clock's latency (the largest single cost of a switch) overlaps the lookup. */
+CTP_HIDDEN void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how,
+				const struct ctp_suspend_point *at, uint64_t now);
 /* The same switch, the current coroutine leaving without having saved itself (a setcontext with
  * no getcontext since it was resumed): its station stays, in state LEFT. */
-CTP_HIDDEN void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t skip,
-			       uint64_t now);
+CTP_HIDDEN void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how,
+			       const struct ctp_suspend_point *at, uint64_t now);
 /* Set by the getcontext hook, cleared when a coroutine is resumed (ucontext_hooks.c). */
 extern __thread uint8_t ctp_context_saved CTP_HIDDEN __attribute__((tls_model("initial-exec")));
 /* The same switch without a suspend stack: the hook runs on the target side already. */

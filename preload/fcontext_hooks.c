@@ -46,10 +46,74 @@ struct pending_end {
 };
 static __thread struct pending_end pending_end __attribute__((tls_model("initial-exec")));
 
-/* Records a switch from the current coroutine of t to the context whose stack pointer is `to`.
- * Always inlined, so that the unwinder skips exactly one frame of ours, the hook's. */
-static inline __attribute__((always_inline)) void switch_to(struct ctp_thread *t, void *to,
-							    void *vp, uint32_t how)
+/* jump_fcontext and ontop_fcontext are entered through assembly stubs that call the C part
+ * below with `ret_slot`, the address of the caller's return address, and then jump to the real
+ * function with the stack and argument registers exactly as the caller left them. So the real
+ * function saves the suspended side's registers right below ret_slot: its fcontext is
+ * ret_slot - FCONTEXT_FRAME (Boost 1.61+ on x86-64 SysV: 8 bytes of MXCSR/x87 control word, r12,
+ * r13, r14, r15, rbx, rbp, then the return address; read from libboost_context's code). The
+ * station keeps that address, from which the coroutine's stack is unwound later if it stays
+ * suspended (CTP_CTX_FCONTEXT), and the return address is the switch's call site. */
+enum { FCONTEXT_FRAME = 0x38 };
+
+void *ctp_jump_fcontext_enter(void *to, void *vp, uint64_t *ret_slot) CTP_HIDDEN;
+void *ctp_ontop_fcontext_enter(void *to, void *vp, fcontext_ontop_fn *fn_slot,
+			       uint64_t *ret_slot) CTP_HIDDEN;
+
+/* Entry: rsp = 8 mod 16. Two pushes and 8 bytes keep the call aligned. */
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl jump_fcontext\n"
+	".type jump_fcontext, @function\n"
+	"jump_fcontext:\n"
+	"	.cfi_startproc\n"
+	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	subq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	leaq 24(%rsp), %rdx\n" /* ret_slot */
+	"	call ctp_jump_fcontext_enter\n"
+	"	addq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	jmpq *%rax\n"
+	"	.cfi_endproc\n"
+	".size jump_fcontext, .-jump_fcontext\n");
+
+/* Three pushes keep the call aligned; the C part may replace the function in its slot. */
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl ontop_fcontext\n"
+	".type ontop_fcontext, @function\n"
+	"ontop_fcontext:\n"
+	"	.cfi_startproc\n"
+	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rdx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	movq %rsp, %rdx\n"     /* fn_slot */
+	"	leaq 24(%rsp), %rcx\n" /* ret_slot */
+	"	call ctp_ontop_fcontext_enter\n"
+	"	popq %rdx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	jmpq *%rax\n"
+	"	.cfi_endproc\n"
+	".size ontop_fcontext, .-ontop_fcontext\n");
+
+/* Records a switch from the current coroutine of t to the context whose stack pointer is `to`. */
+static inline __attribute__((always_inline)) void
+switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t *ret_slot)
 {
 	uint64_t now = ctp_now();
 	uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
@@ -63,7 +127,11 @@ static inline __attribute__((always_inline)) void switch_to(struct ctp_thread *t
 		if (p)
 			p->start_data = vp;
 	}
-	ctp_coro_switch(t, idx, how, 1, now);
+	struct ctp_suspend_point at = {.call_site = *ret_slot,
+				       .ret_slot = (uint64_t)ret_slot,
+				       .ctx = (uint64_t)ret_slot - FCONTEXT_FRAME,
+				       .ctx_kind = CTP_CTX_FCONTEXT};
+	ctp_coro_switch(t, idx, how, &at, now);
 }
 
 static struct ctp_real_cache real_jump, real_ontop, real_make;
@@ -135,23 +203,24 @@ static bool leaves_for_good(void *return_address)
 	return false;
 }
 
-CTP_EXPORT struct fcontext_transfer jump_fcontext(void *to, void *vp)
+void *ctp_jump_fcontext_enter(void *to, void *vp, uint64_t *ret_slot)
 {
+	void *caller = (void *)*ret_slot;
 	__typeof__(jump_fcontext) *real_jump_fcontext =
-		REAL_FOR_CALLER(real_jump, jump_fcontext, __builtin_return_address(0));
+		REAL_FOR_CALLER(real_jump, jump_fcontext, caller);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && to) {
-		if (CTP_UNLIKELY(leaves_for_good(__builtin_return_address(0)))) {
+		if (CTP_UNLIKELY(leaves_for_good(caller))) {
 			uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
 			if (idx != t->current)
 				ctp_coro_end_and_switch(t, idx, CTP_HOW_JUMP_FCONTEXT);
 		} else {
-			switch_to(t, to, vp, CTP_HOW_JUMP_FCONTEXT);
+			switch_to(t, to, vp, CTP_HOW_JUMP_FCONTEXT, ret_slot);
 		}
 	}
-	/* Returns when someone switches back to us, maybe on another thread: nothing below may
-	 * use `t`. The resumer has already updated our station. */
-	return real_jump_fcontext(to, vp);
+	/* The stub jumps to it; it returns when someone switches back to us, maybe on another
+	 * thread. The resumer has already updated our station. */
+	return (void *)real_jump_fcontext;
 }
 
 /* Runs on the target side in place of the ontop function of a coroutine's last switch. */
@@ -183,10 +252,11 @@ static inline bool is_last_switch(struct ctp_thread *t, void *vp)
 	return p && p->start_data == vp;
 }
 
-CTP_EXPORT struct fcontext_transfer ontop_fcontext(void *to, void *vp, fcontext_ontop_fn fn)
+void *ctp_ontop_fcontext_enter(void *to, void *vp, fcontext_ontop_fn *fn_slot, uint64_t *ret_slot)
 {
+	fcontext_ontop_fn fn = *fn_slot;
 	__typeof__(ontop_fcontext) *real_ontop_fcontext =
-		REAL_FOR_CALLER(real_ontop, ontop_fcontext, __builtin_return_address(0));
+		REAL_FOR_CALLER(real_ontop, ontop_fcontext, (void *)*ret_slot);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && to && fn) {
 		if (CTP_UNLIKELY(is_last_switch(t, vp))) {
@@ -194,12 +264,13 @@ CTP_EXPORT struct fcontext_transfer ontop_fcontext(void *to, void *vp, fcontext_
 			if (idx != t->current) {
 				/* Recorded once fn has returned: only then is the end known. */
 				pending_end = (struct pending_end){.fn = fn, .to = idx};
-				return real_ontop_fcontext(to, vp, end_trampoline);
+				*fn_slot = end_trampoline;
+				return (void *)real_ontop_fcontext;
 			}
 		}
-		switch_to(t, to, vp, CTP_HOW_ONTOP_FCONTEXT);
+		switch_to(t, to, vp, CTP_HOW_ONTOP_FCONTEXT, ret_slot);
 	}
-	return real_ontop_fcontext(to, vp, fn);
+	return (void *)real_ontop_fcontext;
 }
 
 CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext_transfer))

@@ -58,6 +58,12 @@ static void read_config(struct ctp_config *c)
 {
 	c->stack_depth =
 		(uint32_t)env_u64("CTP_STACK_DEPTH", CTP_DEFAULT_STACK_DEPTH, CTP_MAX_STACK_DEPTH);
+	/* Default ("lasting"): a switch records its call site, and stacks are unwound from the
+	 * saved context of coroutines that stay suspended (unwind_saved.c, the collector). */
+	const char *stacks = getenv("CTP_STACKS");
+	c->stacks_every_switch = stacks && strcmp(stacks, "every-switch") == 0;
+	if (stacks && !c->stacks_every_switch && strcmp(stacks, "lasting") != 0)
+		ctp_log("ignoring CTP_STACKS: not every-switch or lasting", NULL, NULL);
 	c->ring_bytes = round_up_pow2(env_u64("CTP_RING_KB", 4096, 1u << 20) * 1024);
 	c->segment_max = env_u64("CTP_SEGMENT_MAX_MB", 1024, 1u << 20) << 20;
 	c->socket_path = getenv("CTP_SOCKET");
@@ -96,6 +102,7 @@ static void fork_child(void)
 	ctp_stations_fork_child();
 	ctp_modules_fork_child();
 	ctp_unwind_fork_child();
+	ctp_unwind_saved_fork_child();
 	ctp_threads_fork_child();
 	if (!ctp_connection_open())
 		stop_in_child();

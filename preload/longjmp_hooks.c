@@ -34,7 +34,9 @@ static inline uint64_t saved_sp(const struct __jmp_buf_tag *env)
 	return v ^ guard;
 }
 
-/* Always inlined, so that the unwinder skips exactly one frame of ours, the hook's. */
+/* Always inlined, so that its return address is the hook's: the switch's call site. The
+ * registers in env are mangled and belong to the target, not to the side that leaves: the call
+ * site only. */
 static inline __attribute__((always_inline)) void note_jump(const struct __jmp_buf_tag *env)
 {
 	struct ctp_thread *t = ctp_thread_get();
@@ -42,8 +44,12 @@ static inline __attribute__((always_inline)) void note_jump(const struct __jmp_b
 		return;
 	uint64_t now = ctp_now();
 	uint32_t to = ctp_station_for_sp(t, saved_sp(env));
-	if (to != t->current)
-		ctp_coro_switch(t, to, CTP_HOW_SIGLONGJMP, 1, now);
+	if (to != t->current) {
+		struct ctp_suspend_point at = {.call_site = (uint64_t)__builtin_return_address(0),
+					       .ret_slot =
+						       (uint64_t)__builtin_frame_address(0) + 8};
+		ctp_coro_switch(t, to, CTP_HOW_SIGLONGJMP, &at, now);
+	}
 }
 
 CTP_EXPORT void siglongjmp(sigjmp_buf env, int val)

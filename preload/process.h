@@ -10,11 +10,12 @@
 #include "preload/compiler.h"
 
 struct ctp_config {
-	uint32_t stack_depth;	 /* CTP_STACK_DEPTH, 0 = no stacks */
-	uint64_t ring_bytes;	 /* CTP_RING_KB, rounded to a power of two */
-	uint64_t segment_max;	 /* CTP_SEGMENT_MAX_MB */
-	const char *socket_path; /* CTP_SOCKET */
-	uint64_t first_coro_id;	 /* CTP_CORO_BASE, set by the image before an exec */
+	uint32_t stack_depth;	  /* CTP_STACK_DEPTH, 0 = no stacks */
+	bool stacks_every_switch; /* CTP_STACKS=every-switch: unwind on the switch itself */
+	uint64_t ring_bytes;	  /* CTP_RING_KB, rounded to a power of two */
+	uint64_t segment_max;	  /* CTP_SEGMENT_MAX_MB */
+	const char *socket_path;  /* CTP_SOCKET */
+	uint64_t first_coro_id;	  /* CTP_CORO_BASE, set by the image before an exec */
 };
 
 enum ctp_process_state {

@@ -158,8 +158,15 @@ CTP_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 		/* errno: nothing on this path changes it (the unwinder keeps it itself). */
 		uint64_t now = ctp_now();
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
-		if (to != t->current)
-			ctp_coro_switch(t, to, CTP_HOW_SWAPCONTEXT, 1, now);
+		if (to != t->current) {
+			/* real_swapcontext saves this coroutine's registers into oucp. */
+			struct ctp_suspend_point at = {
+				.call_site = (uint64_t)__builtin_return_address(0),
+				.ret_slot = (uint64_t)__builtin_frame_address(0) + 8,
+				.ctx = (uint64_t)oucp,
+				.ctx_kind = oucp ? CTP_CTX_UCONTEXT : CTP_CTX_NONE};
+			ctp_coro_switch(t, to, CTP_HOW_SWAPCONTEXT, &at, now);
+		}
 	}
 	/* Returns when someone switches back to oucp, maybe on another thread: nothing below may
 	 * use `t`. The resumer has already updated our station. */
@@ -179,10 +186,15 @@ CTP_EXPORT int setcontext(const ucontext_t *ucp)
 		uint64_t now = ctp_now();
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current) {
+			/* Where the coroutine saved itself (getcontext) is not known here: the call
+			 * site only. */
+			struct ctp_suspend_point at = {
+				.call_site = (uint64_t)__builtin_return_address(0),
+				.ret_slot = (uint64_t)__builtin_frame_address(0) + 8};
 			if (ctp_context_saved)
-				ctp_coro_switch(t, to, CTP_HOW_SETCONTEXT, 1, now);
+				ctp_coro_switch(t, to, CTP_HOW_SETCONTEXT, &at, now);
 			else
-				ctp_coro_leave(t, to, CTP_HOW_SETCONTEXT, 1, now);
+				ctp_coro_leave(t, to, CTP_HOW_SETCONTEXT, &at, now);
 		}
 	}
 	return real_setcontext(ucp);

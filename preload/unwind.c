@@ -14,6 +14,7 @@
 
 typedef int (*backtrace_fn)(void **buffer, int size);
 static backtrace_fn unw_backtrace_fn;
+static void *unwind_lib;
 /* Which threads are walking a stack now. A fork copies libunwind's caches as they are: one that
  * another thread was changing mid-walk is no state to walk with in the child. A flag per thread
  * slot, each on a cache line of its own (a shared counter would cost two locked operations a
@@ -59,6 +60,26 @@ void ctp_unwind_fork_child(void)
 	}
 }
 
+void *ctp_unwind_symbol(const char *name)
+{
+	if (!unwind_lib || !unw_backtrace_fn)
+		return NULL; /* off: not found, or torn at a fork */
+	int saved_errno = errno;
+	void *f = dlsym(unwind_lib, name);
+	errno = saved_errno;
+	return f;
+}
+
+void ctp_unwind_walk_begin(void)
+{
+	walk_begin(ctp_tls_thread.slot);
+}
+
+void ctp_unwind_walk_end(void)
+{
+	walk_end(ctp_tls_thread.slot);
+}
+
 void ctp_unwind_init(void)
 {
 	/* RTLD_NOW: a walk must never resolve a symbol lazily on a small coroutine stack (the
@@ -67,6 +88,7 @@ void ctp_unwind_init(void)
 	void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (lib)
 		unw_backtrace_fn = (backtrace_fn)dlsym(lib, "unw_backtrace");
+	unwind_lib = lib;
 	if (unw_backtrace_fn)
 		ctp_unwinder_note(
 			(const void *)unw_backtrace_fn); /* before libunwind opens its pipe */
@@ -87,7 +109,7 @@ void ctp_unwind_init(void)
  * next to the thread's main context). No stack is better than a broken program. */
 enum { UNWIND_ROOM = 8192 };
 
-static bool room_to_unwind(void)
+bool ctp_unwind_room(void)
 {
 	uint64_t sp = (uint64_t)__builtin_frame_address(0);
 	uint64_t lo;
@@ -108,7 +130,7 @@ static bool room_to_unwind(void)
 __attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, uint32_t skip)
 {
 	void *buf[CTP_MAX_STACK_DEPTH + 8];
-	if (!unw_backtrace_fn || max == 0 || !room_to_unwind())
+	if (!unw_backtrace_fn || max == 0 || !ctp_unwind_room())
 		return 0;
 	skip += 1; /* this function's own frame */
 	if (skip > 8)
@@ -130,4 +152,31 @@ __attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, ui
 	for (uint32_t i = 0; i < got; i++)
 		frames[i] = (uint64_t)buf[i + skip];
 	return got;
+}
+
+/* Frames of the preload's own that can lie above a hook's call site (hook, assembly stub,
+ * inlined helpers that did not inline). */
+enum { OWN_FRAMES_MAX = 8 };
+
+__attribute__((noinline)) uint32_t ctp_unwind_from(uint64_t *frames, uint32_t max,
+						   uint64_t call_site)
+{
+	void *buf[CTP_MAX_STACK_DEPTH + OWN_FRAMES_MAX];
+	if (!unw_backtrace_fn || max == 0 || call_site == 0 || !ctp_unwind_room())
+		return 0;
+	int saved_errno = errno;
+	uint32_t slot = ctp_tls_thread.slot;
+	walk_begin(slot);
+	int n = unw_backtrace_fn(buf, (int)(max + OWN_FRAMES_MAX));
+	walk_end(slot);
+	errno = saved_errno;
+	for (int i = 0; i < n && i < OWN_FRAMES_MAX; i++) {
+		if ((uint64_t)buf[i] != call_site)
+			continue;
+		uint32_t got = (uint32_t)(n - i) < max ? (uint32_t)(n - i) : max;
+		for (uint32_t k = 0; k < got; k++)
+			frames[k] = (uint64_t)buf[i + (int)k];
+		return got;
+	}
+	return 0;
 }

@@ -17,5 +17,24 @@ CTP_HIDDEN bool ctp_called_from_unwinder(const void *return_address);
 /* Fills up to `max` return addresses of the caller's caller (skipping `skip` frames of the
  * preload's own); returns how many. */
 CTP_HIDDEN uint32_t ctp_unwind(uint64_t *frames, uint32_t max, uint32_t skip);
+/* The same walk (stacks=every-switch), kept from the frame whose return address is call_site
+ * on: the frames of the preload's own above it, however many, are dropped. 0 when call_site is
+ * not among the first frames. */
+CTP_HIDDEN uint32_t ctp_unwind_from(uint64_t *frames, uint32_t max, uint64_t call_site);
+
+/* Whether the running stack has room for a walk (known bounds, 8 KiB left). */
+CTP_HIDDEN bool ctp_unwind_room(void);
+/* A symbol of the privately loaded libunwind, NULL when stacks are off. */
+CTP_HIDDEN void *ctp_unwind_symbol(const char *name);
+/* Brackets a walk, so that a fork child knows whether libunwind's caches may be torn. */
+CTP_HIDDEN void ctp_unwind_walk_begin(void);
+CTP_HIDDEN void ctp_unwind_walk_end(void);
+
+/* Unwinding of suspended coroutines from their saved contexts, in the process itself
+ * (unwind_saved.c): at its end, for coroutines still suspended, whose memory the collector can no
+ * longer read once the process is gone. */
+CTP_HIDDEN void ctp_unwind_suspended_at_exit(void);
+/* In a fork child: what it inherited suspended is not walked at its exit. */
+CTP_HIDDEN void ctp_unwind_saved_fork_child(void);
 
 #endif

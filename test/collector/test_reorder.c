@@ -17,7 +17,7 @@ struct seen {
 	uint32_t ring;
 	uint8_t type;
 	uint64_t ts_or_value;
-	uint8_t bytes[64];
+	uint8_t bytes[80]; /* a switch record with 4 frames */
 	uint16_t size;
 };
 
@@ -196,7 +196,7 @@ static void records_come_out_byte_for_byte(void **state)
 	struct log l;
 	uint64_t expect_seq = 0;
 	for (uint64_t i = 0; i < N; i++) {
-		uint64_t buf[8] = {0};
+		uint64_t buf[10] = {0};
 		struct ctp_rec_switch *s = (struct ctp_rec_switch *)buf;
 		uint8_t nframes = (uint8_t)(i % 5);
 		s->h = (struct ctp_rec){.size = (uint16_t)(sizeof(*s) + 8 * nframes),

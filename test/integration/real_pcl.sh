@@ -49,10 +49,26 @@ expect_eq "the helper goes back to main after each" 4 "$(sw ".from == $helper an
 expect_eq "nothing else" "$((calls + resumes + 8))" "$(sw "true")"
 expect_eq "all of them swapcontext" 0 "$(sw ".how != \"swapcontext\"")"
 
-# Where they suspend: a resume inside generate(), an end inside co_exit_to.
-expect_eq "every resume suspends in co_resume inside generate(), above PCL's runner" \
-	"co_call co_resume generate" \
+# Where they suspend: a resume inside generate(), an end inside co_exit_to. By default a switch
+# has its whole stack the first time a coroutine suspends at a place, and its call site after:
+# each generator's resumes show the whole stack once, and every one the call site.
+expect_eq "every resume suspends in co_call (its call site)" "co_call" \
 	"$(q pcl "$stacks as \$s | [.[] | select(.type == \"switch\" and $gfrom and .to == $main)
+		| \$s[.stack | tostring][0].sym] | unique | .[]")"
+expect_eq "each generator's first resume: in co_resume inside generate(), above PCL's runner" \
+	"co_call co_resume generate" \
+	"$(q pcl "$stacks as \$s | [.[] | select(.type == \"switch\" and $gfrom and .to == $main)]
+		| group_by(.from) | map(.[0] | \$s[.stack | tostring][0:3] | map(.sym) | join(\" \"))
+		| unique | .[]")"
+# With --stacks every-switch, every switch has its whole stack.
+trace pcl_every --stacks every-switch -- "$prog"
+expect_eq "(every-switch) ctp-run exits as the program did" 0 "$status"
+gens_every=$(q pcl_every "$uc | map(select(.parent == $(q pcl_every '.[] | select(.type == "coro" and .kind == "thread") | .coro')) | .coro) | join(\",\")")
+main_every=$(q pcl_every '.[] | select(.type == "coro" and .kind == "thread") | .coro')
+expect_eq "(every-switch) every resume suspends in co_resume inside generate(), above PCL's runner" \
+	"co_call co_resume generate" \
+	"$(q pcl_every "$stacks as \$s | [.[] | select(.type == \"switch\" and
+		(.from as \$f | [$gens_every] | index(\$f)) and .to == $main_every)
 		| \$s[.stack | tostring][0:3] | map(.sym) | join(\" \")] | unique | .[]")"
 expect_eq "every end suspends in co_exit_to" "co_call co_exit_to" \
 	"$(q pcl "$stacks as \$s | [.[] | select(.type == \"switch\" and $gfrom and .to == $helper)

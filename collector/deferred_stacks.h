@@ -1,0 +1,28 @@
+/* Whole suspend stacks for coroutines that stay suspended (deferred_stacks.c). By default a
+ * switch record carries only its call site; when the collector converts it and the coroutine is
+ * still suspended there, the whole stack is unwound from the context its switch saved, reading
+ * the live process's memory (ctp/stackwalk.h), or taken from the station where the process
+ * unwound it itself at its end. */
+#ifndef CTP_COLLECTOR_DEFERRED_STACKS_H
+#define CTP_COLLECTOR_DEFERRED_STACKS_H
+
+#include <stdint.h>
+
+#include "collector/proc.h"
+#include "ctp/station.h"
+
+/* The interned whole stack of coroutine `coro`, suspended at call_site when its station
+ * `station` had counted `epoch` (low 32 bits) resumes, if it is still suspended there; 0 when it
+ * cannot be had (then the switch keeps its call site). */
+uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station, uint32_t epoch,
+			    uint64_t call_site);
+
+/* The stack to give the final state of a suspended coroutine from station snapshot s: the one
+ * its last switch line got when it is the same suspend (both lines must agree), else the
+ * station's own; 0 for none. */
+uint32_t ctp_deferred_state_stack(struct ctp_proc *p, const struct ctp_station_snapshot *s);
+
+/* The process's memory is gone (its end, or an exec): no more reading it. */
+void ctp_deferred_memory_gone(struct ctp_proc *p);
+
+#endif

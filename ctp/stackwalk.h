@@ -1,0 +1,46 @@
+/* The stack of a suspended coroutine, unwound from outside the process that runs it: from the
+ * registers its switch saved (station.saved_ctx, enum ctp_ctx_kind) and its memory, read through
+ * a callback. One unwinder for every reader: the collector on a live process (memory through
+ * process_vm_readv), and later live snapshots and core files (the same walk, another reader).
+ * Built on elfutils' libdwfl (CFI from the modules' files, with their frame-pointer fallback).
+ *
+ * Everything read is untrusted: the walk reads memory only inside the stack bounds it is given,
+ * and stops at the first frame it cannot unwind. */
+#ifndef CTP_STACKWALK_H
+#define CTP_STACKWALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copies len bytes at addr of the unwound program's memory into buf; false when it cannot. */
+typedef bool (*ctp_mem_read_fn)(void *arg, uint64_t addr, void *buf, size_t len);
+
+/* The registers a walk starts from: the callee-saved ones and where the frame returns. */
+struct ctp_regs {
+	uint64_t rip, rsp, rbp, rbx, r12, r13, r14, r15;
+};
+
+/* Reads the registers saved by a switch in a context of kind ctx_kind (enum ctp_ctx_kind) at
+ * ctx. False when the kind is unknown or the memory cannot be read. */
+bool ctp_regs_from_context(ctp_mem_read_fn read, void *arg, uint32_t ctx_kind, uint64_t ctx,
+			   struct ctp_regs *out);
+
+/* process_vm_readv on the process whose pid is (uintptr_t)arg. errno tells why it failed
+ * (EPERM: not allowed to read it, ESRCH: gone). */
+bool ctp_read_pid_memory(void *arg, uint64_t addr, void *buf, size_t len);
+
+struct ctp_stackwalk;
+
+/* A walker for live process pid, its modules read from /proc/PID/maps; NULL on failure. */
+struct ctp_stackwalk *ctp_stackwalk_open_pid(uint32_t pid, ctp_mem_read_fn read, void *arg);
+void ctp_stackwalk_close(struct ctp_stackwalk *w);
+
+/* Unwinds from regs, reading stack memory only within [lo, hi), into up to max return
+ * addresses, innermost first. With call_site != 0 the frames above the one at call_site (the
+ * tracer's own, in a swapcontext hook) are dropped, and nothing is returned when call_site is
+ * not among the first few frames (the context no longer holds that suspend). */
+uint32_t ctp_stackwalk_run(struct ctp_stackwalk *w, const struct ctp_regs *regs, uint64_t lo,
+			   uint64_t hi, uint64_t call_site, uint64_t *pcs, uint32_t max);
+
+#endif
