@@ -9,7 +9,7 @@
 MAN=$CTP_BUILD_DIR/man
 SRC=$CTP_SOURCE_DIR/man
 declare -A TOOL=([ctp-run]=$CTP_RUN [ctp-cat]=$CTP_CAT
-	[ctp-collector]=$CTP_BUILD_DIR/collector/ctp-collector)
+	[ctp-collector]=$CTP_BUILD_DIR/collector/ctp-collector [ctp-pstack]=$CTP_BUILD_DIR/pstack/ctp-pstack)
 
 long_options() {
 	grep -o -- '--[a-z][a-z0-9-]*' | sort -u
@@ -25,7 +25,7 @@ rendered() {
 	}
 }
 
-for name in ctp-run ctp-cat ctp-collector; do
+for name in ctp-run ctp-cat ctp-collector ctp-pstack; do
 	tool=${TOOL[$name]}
 	for opt in --help --version; do
 		st=0
