@@ -13,10 +13,13 @@
 struct walk {
 	struct pstack_segment *seg;
 	struct pstack_snapshot *snap;
+	struct pstack_unwinder unwinder;
 	struct ctp_station_snapshot s; /* big: one copy, reused for every station */
 };
 
-static void add_coro(struct walk *w, bool consistent)
+/* `live` is the station of which w->s is a copy; it has `depth` frames. */
+static void add_coro(struct walk *w, const struct ctp_station *live, uint32_t depth,
+		     bool consistent)
 {
 	struct pstack_snapshot *snap = w->snap;
 	const struct ctp_station_snapshot *s = &w->s;
@@ -47,7 +50,7 @@ static void add_coro(struct walk *w, bool consistent)
 		c->wait_closed = (s->wait_op & CTP_WAIT_CLOSED) != 0;
 	}
 	uint64_t pcs[CTP_MAX_STACK_DEPTH];
-	uint32_t n = pstack_suspend_stack(w->seg, s, pcs, CTP_MAX_STACK_DEPTH);
+	uint32_t n = pstack_suspend_stack(&w->unwinder, live, depth, s, pcs, CTP_MAX_STACK_DEPTH);
 	if (n == 0)
 		return;
 	bool is_new;
@@ -81,7 +84,7 @@ static void visit_block(void *ctx, struct ctp_block *b, uint64_t off)
 			w->snap->ended++;
 			continue;
 		}
-		add_coro(w, consistent);
+		add_coro(w, st, ref.depth, consistent);
 	}
 }
 
@@ -136,7 +139,9 @@ void pstack_snapshot_take(struct pstack_segment *seg, struct pstack_snapshot *sn
 	struct walk *w = ctp_xcalloc(1, sizeof(*w));
 	w->seg = seg;
 	w->snap = snap;
+	w->unwinder.pid = snap->pid;
 	ctp_view_blocks_from(&seg->view, head, visit_block, w);
+	pstack_unwinder_close(&w->unwinder);
 	free(w);
 	/* The clock is read after the stations: no switch they saw lies in its future. */
 	take_clock(snap, h);

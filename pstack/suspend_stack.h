@@ -1,21 +1,34 @@
 /* Where a suspended coroutine's stack comes from: the one seam between ctp-pstack and the way
- * stacks are recorded. Today the preload unwinds at every suspend and leaves the frames in the
- * coroutine's station. When stacks move off the hot path (the station keeps the call site and
- * the saved context; one unwinder in ctp/ walks the full stack later, for the collector and for
- * ctp-pstack alike), that unwinder plugs in here and nothing else in ctp-pstack changes. */
+ * stacks are recorded. A station holds either a whole stack (unwound by the preload at that
+ * suspend, or later by the collector) or only the switch's call site and where the suspended
+ * coroutine's registers are saved (ctp/CTP.md, "Saved contexts"). For the latter, the stack is
+ * unwound here from the saved context, by the unwinder the collector uses (ctp/stackwalk.h),
+ * reading the process's memory with process_vm_readv; the station is read again afterwards,
+ * and a walk that raced with a resume is dropped. */
 #ifndef CTP_PSTACK_SUSPEND_STACK_H
 #define CTP_PSTACK_SUSPEND_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "ctp/segment.h"
 #include "ctp/station.h"
-#include "pstack/locate.h"
+
+/* The unwinder of one snapshot of process pid, opened at its first use. */
+struct pstack_unwinder {
+	uint32_t pid;
+	struct ctp_stackwalk *walk;
+	bool tried, refused;
+};
+
+void pstack_unwinder_close(struct pstack_unwinder *u);
 
 /* Writes the program counters of coroutine `s`'s suspend stack, innermost first, into
  * pcs[0..max) and returns how many: 0 when none is known (it runs, never ran, or the process
  * records no stacks). Every pc is a return address (the caller symbolizes it so). `s` is a
- * consistent copy of the station read from `seg`. */
-uint32_t pstack_suspend_stack(const struct pstack_segment *seg,
-			      const struct ctp_station_snapshot *s, uint64_t *pcs, uint32_t max);
+ * consistent copy of `live`, a station of `depth` frames in the process's segment. */
+uint32_t pstack_suspend_stack(struct pstack_unwinder *u, const struct ctp_station *live,
+			      uint32_t depth, const struct ctp_station_snapshot *s, uint64_t *pcs,
+			      uint32_t max);
 
 #endif

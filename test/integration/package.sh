@@ -47,8 +47,9 @@ done
 expect_eq "dpkg says ctp is installed" "install ok installed" \
 	"$(dpkg-query -W -f='${Status}' ctp)"
 dpkg -L ctp >"$WORK/files"
-for f in /usr/bin/ctp-run /usr/bin/ctp-collector /usr/bin/ctp-cat "$PRELOAD" \
+for f in /usr/bin/ctp-run /usr/bin/ctp-collector /usr/bin/ctp-cat /usr/bin/ctp-pstack "$PRELOAD" \
 	/usr/share/man/man1/ctp-run.1.gz /usr/share/man/man1/ctp-cat.1.gz \
+	/usr/share/man/man1/ctp-pstack.1.gz \
 	/usr/share/man/man1/ctp-collector.1.gz /usr/share/man/man7/ctp.7.gz \
 	/usr/share/bash-completion/completions/ctp-run /usr/share/bash-completion/completions/ctp-cat \
 	/usr/share/doc/ctp/README.md /usr/share/doc/ctp/docs/trace-format.md \
