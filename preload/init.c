@@ -88,6 +88,12 @@ static void stop_in_child(void)
 	ctp_tls_thread.state = CTP_THREAD_OFF;
 }
 
+static void fork_prepare(void)
+{
+	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING)
+		ctp_segment_fork_prepare();
+}
+
 static void fork_child(void)
 {
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
@@ -131,7 +137,7 @@ static void initialize(void)
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	pthread_atfork(NULL, NULL, fork_child);
+	pthread_atfork(fork_prepare, NULL, fork_child);
 	ctp_crash_handlers_install();
 	ctp_exit_status_watch();
 	ctp_exec_remember_environment();

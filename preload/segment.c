@@ -224,6 +224,11 @@ static bool copy_range(int fd, uint64_t off, uint64_t len)
 	return src != NULL;
 }
 
+void ctp_segment_fork_prepare(void)
+{
+	ctp_seg.fork_head = CTP_LOAD_ACQUIRE(&ctp_seg.hdr->blocks_head);
+}
+
 bool ctp_segment_fork_child(void)
 {
 	/* The parent's file is still mapped here and shared with it: copy what the child needs
@@ -239,8 +244,14 @@ bool ctp_segment_fork_child(void)
 	    syscall(SYS_fcntl, fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0 ||
 	    !copy_range(fd, 0, sizeof(struct ctp_header)))
 		goto fail;
-	for (uint64_t off = ctp_seg.hdr->blocks_head; off;) {
+	/* The head as the fork found it, not as the shared header says now: the parent's other
+	 * threads go on pushing blocks, some in extents it maps after the fork, which this child
+	 * does not have. Blocks below that head never change their link. */
+	uint64_t head = ctp_seg.fork_head;
+	for (uint64_t off = head; off;) {
 		const struct ctp_block *b = ctp_segment_ptr(off);
+		if (!b) /* a fork the prepare handler did not see (a raw clone): give up, safely */
+			goto fail;
 		uint64_t len = b->kind == CTP_BLOCK_RING ? sizeof(struct ctp_ring) : b->size;
 		if (!copy_range(fd, off, len))
 			goto fail;
@@ -255,6 +266,9 @@ bool ctp_segment_fork_child(void)
 		syscall(SYS_close, ctp_seg.memfd);
 	ctp_seg.memfd = fd;
 	ctp_own_fd_register(&ctp_seg.memfd);
+	/* The header was copied from the shared one, which the parent may have changed since. */
+	ctp_seg.hdr->blocks_head = head;
+	ctp_seg.hdr->segment_size = committed;
 	ctp_seg.hdr->pid = ctp_proc.pid;
 	ctp_seg.hdr->sleep_flag = 0;
 	ctp_seg.hdr->exit_kind = CTP_EXIT_NONE;

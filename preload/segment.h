@@ -24,6 +24,8 @@ struct ctp_segment {
 	int lock;	 /* growth lock: allocation only, never a switch */
 	uint32_t extent_count;
 	struct ctp_extent extents[CTP_MAX_EXTENTS];
+	/* The block list's head when a fork was about to happen (ctp_segment_fork_prepare). */
+	uint64_t fork_head;
 };
 
 extern struct ctp_segment ctp_seg CTP_HIDDEN;
@@ -34,6 +36,8 @@ CTP_HIDDEN bool ctp_segment_create(void);
 CTP_HIDDEN uint64_t ctp_segment_alloc_block(uint32_t kind, uint64_t size,
 					    void (*fill)(void *block, uint64_t off, void *arg),
 					    void *arg);
+/* Before fork, in the forking thread: notes the block list as it is, for the child. */
+CTP_HIDDEN void ctp_segment_fork_prepare(void);
 /* After fork, in the child: a private copy of the segment mapped over the same ranges. */
 CTP_HIDDEN bool ctp_segment_fork_child(void);
 /* Where the byte at offset off is mapped (slow: allocation and block walks only). */
