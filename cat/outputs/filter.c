@@ -247,7 +247,9 @@ static int write_event(struct filter *f, const struct ctp_event *ev)
 static int write_end_line(struct filter *f, const struct ctp_event *ev)
 {
 	const struct ctp_trace_line *line = ev->line;
-	json_t *copy = json_deep_copy(line->json);
+	json_t *parsed = ctp_trace_line_json(line);
+	json_t *copy = json_deep_copy(parsed);
+	json_decref(parsed);
 	if (!copy || json_object_set_new(copy, "lines", json_integer((json_int_t)f->written)) < 0) {
 		json_decref(copy);
 		return write_event(f, ev);
@@ -255,6 +257,7 @@ static int write_end_line(struct filter *f, const struct ctp_event *ev)
 	char *text = json_dumps(copy, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	struct ctp_trace_line end_line = *line;
 	end_line.json = copy;
+	end_line.flat = NULL;
 	if (text) {
 		end_line.text = text;
 		end_line.len = strlen(text);
