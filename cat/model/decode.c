@@ -1,6 +1,6 @@
 /* The one place that reads a trace line's fields (from the reader's flat scan or jansson tree):
- * each field by its name in docs/trace-format.md, into struct ctp_event. A field of the wrong JSON type counts as absent,
- * as a reader of a format that grows must treat it. */
+ * each field by its name in docs/trace-format.md, into struct ctp_event. A field of the wrong JSON
+ * type counts as absent, as a reader of a format that grows must treat it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

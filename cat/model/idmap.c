@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-static uint64_t mix(uint64_t a, uint64_t b)
+static uint64_t mix(uint32_t a, uint64_t b)
 {
 	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
 	x ^= x >> 31;
@@ -10,7 +10,7 @@ static uint64_t mix(uint64_t a, uint64_t b)
 	return x ^ (x >> 29);
 }
 
-static size_t find(const struct ctp_idmap *m, uint64_t a, uint64_t b)
+static size_t find(const struct ctp_idmap *m, uint32_t a, uint64_t b)
 {
 	size_t i = mix(a, b) & m->mask;
 	while (m->slots[i].value != CTP_IDMAP_NONE && (m->slots[i].a != a || m->slots[i].b != b))
@@ -18,7 +18,7 @@ static size_t find(const struct ctp_idmap *m, uint64_t a, uint64_t b)
 	return i;
 }
 
-uint32_t ctp_idmap_get(const struct ctp_idmap *m, uint64_t a, uint64_t b)
+uint32_t ctp_idmap_get(const struct ctp_idmap *m, uint32_t a, uint64_t b)
 {
 	return m->slots ? m->slots[find(m, a, b)].value : CTP_IDMAP_NONE;
 }
@@ -40,18 +40,18 @@ static int grow(struct ctp_idmap *m)
 	return 0;
 }
 
-int ctp_idmap_put(struct ctp_idmap *m, uint64_t a, uint64_t b, uint32_t value)
+int ctp_idmap_put(struct ctp_idmap *m, uint32_t a, uint64_t b, uint32_t value)
 {
 	if ((!m->slots || (m->used + 1) * 2 > m->mask + 1) && grow(m) < 0)
 		return -1;
 	struct ctp_idmap_slot *s = &m->slots[find(m, a, b)];
 	if (s->value == CTP_IDMAP_NONE)
 		m->used++;
-	*s = (struct ctp_idmap_slot){a, b, value};
+	*s = (struct ctp_idmap_slot){.b = b, .a = a, .value = value};
 	return 0;
 }
 
-void ctp_idmap_del(struct ctp_idmap *m, uint64_t a, uint64_t b)
+void ctp_idmap_del(struct ctp_idmap *m, uint32_t a, uint64_t b)
 {
 	if (!m->slots)
 		return;
@@ -72,7 +72,7 @@ void ctp_idmap_del(struct ctp_idmap *m, uint64_t a, uint64_t b)
 }
 
 void ctp_idmap_each(const struct ctp_idmap *m,
-		    void (*fn)(void *ctx, uint64_t a, uint64_t b, uint32_t value), void *ctx)
+		    void (*fn)(void *ctx, uint32_t a, uint64_t b, uint32_t value), void *ctx)
 {
 	for (size_t i = 0; m->slots && i <= m->mask; i++)
 		if (m->slots[i].value != CTP_IDMAP_NONE)

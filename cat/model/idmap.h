@@ -2,7 +2,9 @@
  * a coroutine, a stack, a thread, an fd) to a 32-bit index into the caller's own array. Every
  * part that looks things up by (pid, id) uses this, so that none keeps a table of its own kind.
  * Open addressing with linear probing, grown at half full; entries can be removed (backward
- * shift, no tombstones), so a table that forgets exited processes stays small. */
+ * shift, no tombstones), so a table that forgets exited processes stays small. The first number
+ * is 32 bits (pids and indexes are), so that a slot takes 16 bytes: with a million coroutines
+ * the tables are a large part of ctp-cat's memory. */
 #ifndef CTP_CAT_MODEL_IDMAP_H
 #define CTP_CAT_MODEL_IDMAP_H
 
@@ -13,7 +15,8 @@
 #define CTP_IDMAP_NONE UINT32_MAX
 
 struct ctp_idmap_slot {
-	uint64_t a, b;
+	uint64_t b;
+	uint32_t a;
 	uint32_t value; /* CTP_IDMAP_NONE: an empty slot */
 };
 
@@ -23,17 +26,17 @@ struct ctp_idmap {
 };
 
 /* The value of (a, b), or CTP_IDMAP_NONE. */
-uint32_t ctp_idmap_get(const struct ctp_idmap *m, uint64_t a, uint64_t b);
+uint32_t ctp_idmap_get(const struct ctp_idmap *m, uint32_t a, uint64_t b);
 
 /* Sets (a, b) -> value (value != CTP_IDMAP_NONE). 0, or -1 when out of memory. */
-int ctp_idmap_put(struct ctp_idmap *m, uint64_t a, uint64_t b, uint32_t value);
+int ctp_idmap_put(struct ctp_idmap *m, uint32_t a, uint64_t b, uint32_t value);
 
 /* Removes (a, b) if it is there. */
-void ctp_idmap_del(struct ctp_idmap *m, uint64_t a, uint64_t b);
+void ctp_idmap_del(struct ctp_idmap *m, uint32_t a, uint64_t b);
 
 /* Visits every entry; `fn` must not change the table. */
 void ctp_idmap_each(const struct ctp_idmap *m,
-		    void (*fn)(void *ctx, uint64_t a, uint64_t b, uint32_t value), void *ctx);
+		    void (*fn)(void *ctx, uint32_t a, uint64_t b, uint32_t value), void *ctx);
 
 void ctp_idmap_free(struct ctp_idmap *m);
 
