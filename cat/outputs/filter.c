@@ -368,5 +368,6 @@ int ctp_cat_filter_open(struct ctp_cat_output *out, const struct ctp_cat_filter_
 	out->free = filter_free;
 	out->ended = filter_ended;
 	out->status = filter_status;
+	out->lines_only = false; /* it judges decoded events */
 	return 0;
 }

@@ -48,5 +48,6 @@ int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f)
 	out->event = jsonl_event;
 	out->finish = jsonl_finish;
 	out->free = jsonl_free;
+	out->lines_only = true;
 	return 0;
 }

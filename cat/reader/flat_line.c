@@ -124,14 +124,3 @@ bool ctp_flat_scan(const char *text, size_t len, struct ctp_flat_line *out)
 	skip_space(&s);
 	return s.p == s.end;
 }
-
-const struct ctp_flat_field *ctp_flat_get(const struct ctp_flat_line *l, const char *key)
-{
-	size_t n = strlen(key);
-	for (size_t i = l->n; i-- > 0;) {
-		const struct ctp_flat_field *f = &l->fields[i];
-		if (f->key_len == n && memcmp(f->key, key, n) == 0)
-			return f;
-	}
-	return NULL;
-}

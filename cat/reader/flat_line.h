@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* More fields than this and the line is left to jansson (the collector writes at most 10). */
 #define CTP_FLAT_MAX_FIELDS 32
@@ -39,7 +40,18 @@ struct ctp_flat_line {
 bool ctp_flat_scan(const char *text, size_t len, struct ctp_flat_line *out);
 
 /* The field named `key`, the last one when the line repeats it (as jansson keeps the last);
- * NULL when absent. */
-const struct ctp_flat_field *ctp_flat_get(const struct ctp_flat_line *l, const char *key);
+ * NULL when absent. Inline, so that the length of a literal key is known when compiling: a
+ * decoded line asks for ten fields among ten. */
+static inline const struct ctp_flat_field *ctp_flat_get(const struct ctp_flat_line *l,
+							const char *key)
+{
+	size_t n = strlen(key);
+	for (size_t i = l->n; i-- > 0;) {
+		const struct ctp_flat_field *f = &l->fields[i];
+		if (f->key_len == n && f->key[0] == key[0] && memcmp(f->key, key, n) == 0)
+			return f;
+	}
+	return NULL;
+}
 
 #endif
