@@ -76,10 +76,56 @@ static struct an_process *process_of(struct ctp_analysis *a, uint32_t pid)
 	return i != CTP_IDMAP_NONE ? &a->procs[i] : new_process(a, pid);
 }
 
+/* Coroutine ids are small and dense in a collector's trace (it numbers them from 1 in each
+ * process), so most are found in an array of the process indexed by id: 4 bytes an id instead
+ * of a 16-byte slot of a half-full hash table, and no hashing on every switch. An id far above
+ * the process's count (a hand-made or damaged trace) goes to the (process, id) table. */
+static uint32_t coro_lookup(const struct ctp_analysis *a, const struct an_process *p, uint64_t id)
+{
+	if (id < p->cap_coro_by_id && p->coro_by_id[id] != CTP_IDMAP_NONE)
+		return p->coro_by_id[id];
+	return ctp_idmap_get(&a->coro_index, p->pub.index, id);
+}
+
+static int coro_index_put(struct ctp_analysis *a, struct an_process *p, uint64_t id, uint32_t k)
+{
+	if (id >= 2 * p->pub.coroutines + 1024)
+		return ctp_idmap_put(&a->coro_index, p->pub.index, id, k);
+	size_t had = p->cap_coro_by_id;
+	if (CTP_GROW(p->coro_by_id, p->cap_coro_by_id, id + 1) < 0)
+		return -1;
+	for (size_t i = had; i < p->cap_coro_by_id; i++)
+		p->coro_by_id[i] = CTP_IDMAP_NONE;
+	p->coro_by_id[id] = k;
+	return 0;
+}
+
 static struct an_coro *find_coro(struct ctp_analysis *a, struct an_process *p, uint64_t id)
 {
-	uint32_t i = ctp_idmap_get(&a->coro_index, p->pub.index, id);
+	uint32_t i = coro_lookup(a, p, id);
 	return i != CTP_IDMAP_NONE ? &a->coros[i] : NULL;
+}
+
+static const struct an_fd_track no_fd_track = {
+	.wait_fd = -1, .closed_fd = -1, .ready_fd = -1, .late_fd = -1};
+
+const struct an_fd_track *ctp_an_fd_track(const struct ctp_analysis *a, const struct an_coro *c)
+{
+	return c->fd_track ? &a->fd_tracks[c->fd_track - 1] : &no_fd_track;
+}
+
+/* The coroutine's fd record to write, made on first use. NULL when out of memory. The pointer
+ * is good until the next call (the records may move). */
+static struct an_fd_track *fd_track(struct ctp_analysis *a, struct an_coro *c)
+{
+	if (!c->fd_track) {
+		if (a->nfd_tracks >= UINT32_MAX - 1 ||
+		    CTP_GROW(a->fd_tracks, a->cap_fd_tracks, a->nfd_tracks + 1) < 0)
+			return NULL;
+		a->fd_tracks[a->nfd_tracks++] = no_fd_track;
+		c->fd_track = (uint32_t)a->nfd_tracks;
+	}
+	return &a->fd_tracks[c->fd_track - 1];
 }
 
 /* The coroutine `id` of `p`, made on first mention (a `switch` may name one whose `coro` line was
@@ -92,7 +138,7 @@ static struct an_coro *coro_of(struct ctp_analysis *a, struct an_process *p, uin
 	if (c)
 		return c;
 	if (CTP_GROW(a->coros, a->cap_coros, a->ncoros + 1) < 0 ||
-	    ctp_idmap_put(&a->coro_index, p->pub.index, id, (uint32_t)a->ncoros) < 0)
+	    coro_index_put(a, p, id, (uint32_t)a->ncoros) < 0)
 		return NULL;
 	c = &a->coros[a->ncoros];
 	memset(c, 0, sizeof(*c));
@@ -102,7 +148,6 @@ static struct an_coro *coro_of(struct ctp_analysis *a, struct an_process *p, uin
 	c->pub.id = id;
 	c->pub.wait_fd = -1;
 	c->pub.wait_closed = -1;
-	c->wait_fd = c->closed_fd = c->ready_fd = c->late_fd = -1;
 	p->pub.coroutines++;
 	a->sum.coroutines++;
 	return c;
@@ -210,16 +255,17 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct 
 			t->last_resume_ts = ts;
 			t->last_tid = ev->tid;
 		}
-		if (to->ready_ts && ts >= to->ready_ts) {
-			uint64_t late = ts - to->ready_ts;
-			if (late > a->opt.missed_after_ns && late > to->late_ns) {
-				to->late_ns = late;
-				to->late_fd = to->ready_fd;
-				to->late_op = to->ready_op;
-				to->late_ready_ts = to->ready_ts;
-				to->late_stack = t->last_suspend_stack;
+		struct an_fd_track *ft = to->fd_track ? fd_track(a, to) : NULL;
+		if (ft && ft->ready_ts && ts >= ft->ready_ts) {
+			uint64_t late = ts - ft->ready_ts;
+			if (late > a->opt.missed_after_ns && late > ft->late_ns) {
+				ft->late_ns = late;
+				ft->late_fd = ft->ready_fd;
+				ft->late_op = ft->ready_op;
+				ft->late_ready_ts = ft->ready_ts;
+				ft->late_stack = t->last_suspend_stack;
 			}
-			to->ready_ts = 0;
+			ft->ready_ts = 0;
 		}
 	}
 	return 0;
@@ -346,7 +392,10 @@ static struct an_coro *waiter_of(struct ctp_analysis *a, struct an_process *p,
 	if (!w || !w->coro)
 		return NULL;
 	struct an_coro *c = find_coro(a, p, w->coro);
-	return c && c->wait_fd == ev->fd.fd && c->wait_ts >= c->pub.last_resume_ts ? c : NULL;
+	if (!c)
+		return NULL;
+	const struct an_fd_track *ft = ctp_an_fd_track(a, c);
+	return ft->wait_fd == ev->fd.fd && ft->wait_ts >= c->pub.last_resume_ts ? c : NULL;
 }
 
 static int on_would_block(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
@@ -356,16 +405,19 @@ static int on_would_block(struct ctp_analysis *a, struct an_process *p, const st
 	struct an_coro *c = coro_of(a, p, ev->coro);
 	if (!c)
 		return ev->coro ? -1 : 0;
-	if (ts >= c->wait_ts) {
-		c->wait_fd = fd;
-		c->wait_op = op_word(ev->fd.op, ev->fd.op_name);
-		c->wait_ts = ts;
-		c->wait_stack = ev->stack;
+	struct an_fd_track *ft = fd_track(a, c);
+	if (!ft)
+		return -1;
+	if (ts >= ft->wait_ts) {
+		ft->wait_fd = fd;
+		ft->wait_op = op_word(ev->fd.op, ev->fd.op_name);
+		ft->wait_ts = ts;
+		ft->wait_stack = ev->stack;
 		/* A close or readiness from before this wait belongs to an earlier one. */
-		if (c->close_ts && c->close_ts < ts)
-			c->close_ts = 0;
-		if (c->ready_ts && c->ready_ts < ts)
-			c->ready_ts = 0;
+		if (ft->close_ts && ft->close_ts < ts)
+			ft->close_ts = 0;
+		if (ft->ready_ts && ft->ready_ts < ts)
+			ft->ready_ts = 0;
 	}
 	struct an_fd_waiter *w = fd_waiter(a, p, fd, true);
 	if (!w)
@@ -385,16 +437,21 @@ static int on_close(struct ctp_analysis *a, struct an_process *p, const struct c
 	if (!c && ev->fd.waiter)
 		return -1;
 	/* The first close after the wait began is the one that stranded it. */
-	if (c && (!c->wait_ts || ts >= c->wait_ts) && (!c->close_ts || ts < c->close_ts)) {
-		c->closed_fd = fd;
-		c->close_ts = ts;
-		c->close_coro = ev->coro;
-		c->close_tid = ev->tid;
-		c->close_stack = ev->stack;
-		if (c->wait_fd < 0) {
+	const struct an_fd_track *seen = c ? ctp_an_fd_track(a, c) : NULL;
+	if (seen && (!seen->wait_ts || ts >= seen->wait_ts) &&
+	    (!seen->close_ts || ts < seen->close_ts)) {
+		struct an_fd_track *ft = fd_track(a, c);
+		if (!ft)
+			return -1;
+		ft->closed_fd = fd;
+		ft->close_ts = ts;
+		ft->close_coro = ev->coro;
+		ft->close_tid = ev->tid;
+		ft->close_stack = ev->stack;
+		if (ft->wait_fd < 0) {
 			/* Its would_block was not seen: the close's word is all there is. */
-			c->wait_fd = fd;
-			c->wait_op = op_word(ev->fd.op, ev->fd.op_name);
+			ft->wait_fd = fd;
+			ft->wait_op = op_word(ev->fd.op, ev->fd.op_name);
 		}
 	}
 	/* The number may be reused by the next open: forget who waited on this one (the slot
@@ -417,13 +474,17 @@ static int on_ready(struct ctp_analysis *a, struct an_process *p, const struct c
 	 * level-triggered register, which has no EAGAIN); else its EAGAIN on the fd must have
 	 * come after its latest resume. */
 	bool named = ev->fd.waiter != 0;
-	if (c->pub.last_resume_ts > ts ||
-	    (!named && (c->wait_fd != fd || !c->wait_ts || c->wait_ts < c->pub.last_resume_ts)))
+	const struct an_fd_track *seen = ctp_an_fd_track(a, c);
+	if (c->pub.last_resume_ts > ts || (!named && (seen->wait_fd != fd || !seen->wait_ts ||
+						      seen->wait_ts < c->pub.last_resume_ts)))
 		return 0;
-	if (!c->ready_ts || ts < c->ready_ts) {
-		c->ready_ts = ts;
-		c->ready_fd = fd;
-		c->ready_op = c->wait_fd == fd ? c->wait_op : op_word(ev->fd.op, ev->fd.op_name);
+	if (!seen->ready_ts || ts < seen->ready_ts) {
+		struct an_fd_track *ft = fd_track(a, c);
+		if (!ft)
+			return -1;
+		ft->ready_ts = ts;
+		ft->ready_fd = fd;
+		ft->ready_op = ft->wait_fd == fd ? ft->wait_op : op_word(ev->fd.op, ev->fd.op_name);
 	}
 	return 0;
 }
@@ -547,6 +608,7 @@ void ctp_analysis_free(struct ctp_analysis *a)
 		for (size_t k = 0; k < p->pub.argc; k++)
 			free(p->argv[k]);
 		free(p->argv);
+		free(p->coro_by_id);
 	}
 	for (size_t i = 0; i < a->nstacks; i++)
 		free((void *)a->stacks[i].frames);
@@ -557,6 +619,7 @@ void ctp_analysis_free(struct ctp_analysis *a)
 	free(a->findings);
 	free(a->stacks);
 	free(a->coros);
+	free(a->fd_tracks);
 	free(a->procs);
 	free(a->fd_waiters);
 	ctp_idmap_free(&a->latest_proc);
@@ -614,7 +677,7 @@ const struct ctp_analysis_coro *ctp_analysis_coro_find(const struct ctp_analysis
 	for (size_t i = a->nprocs; i-- > 0;) {
 		if (a->procs[i].pub.pid != pid)
 			continue;
-		uint32_t k = ctp_idmap_get(&a->coro_index, i, coro);
+		uint32_t k = coro_lookup(a, &a->procs[i], coro);
 		if (k != CTP_IDMAP_NONE)
 			return &a->coros[k].pub;
 	}
@@ -624,7 +687,8 @@ const struct ctp_analysis_coro *ctp_analysis_coro_find(const struct ctp_analysis
 const struct ctp_analysis_coro *ctp_analysis_coro_in(const struct ctp_analysis *a, size_t process,
 						     uint64_t coro)
 {
-	uint32_t k = ctp_idmap_get(&a->coro_index, process, coro);
+	uint32_t k =
+		process < a->nprocs ? coro_lookup(a, &a->procs[process], coro) : CTP_IDMAP_NONE;
 	return k != CTP_IDMAP_NONE ? &a->coros[k].pub : NULL;
 }
 

@@ -9,9 +9,9 @@
 #include "cat/model/runs.h"
 #include "cat/model/strings.h"
 
-/* A coroutine, with what the streaming pass tracks on top of what users see. */
-struct an_coro {
-	struct ctp_analysis_coro pub;
+/* What the streaming pass tracks of a coroutine's fds, kept apart from struct an_coro: most
+ * coroutines of a big trace never wait on an fd, and these fields were a third of its size. */
+struct an_fd_track {
 	/* What it waits on now, from its latest `would_block` (wait_ts 0: nothing known). */
 	int wait_fd;
 	const char *wait_op;
@@ -30,6 +30,12 @@ struct an_coro {
 	const char *late_op;
 	uint64_t late_ready_ts, late_ns;
 	uint32_t late_stack;
+};
+
+/* A coroutine, with what the streaming pass tracks on top of what users see. */
+struct an_coro {
+	struct ctp_analysis_coro pub;
+	uint32_t fd_track; /* 1 + its index in ctp_analysis.fd_tracks; 0: no fd seen yet */
 	/* The run that was longest: the thread and where it switched away after it. */
 	uint32_t longest_run_tid, longest_run_stack;
 };
@@ -46,6 +52,10 @@ struct an_process {
 	bool seen_process_line;
 	bool exec_replaced; /* a later `process` line for the same pid took over */
 	uint64_t exit_ts;   /* `ts` of the exit line, when it has one */
+	/* Its coroutines by id, for ids below twice its count (see coro_lookup in analysis.c):
+	 * index in coros, CTP_IDMAP_NONE for none. */
+	uint32_t *coro_by_id;
+	size_t cap_coro_by_id;
 };
 
 struct ctp_analysis {
@@ -58,7 +68,11 @@ struct ctp_analysis {
 	struct ctp_idmap latest_proc; /* (pid, 0) -> index of its latest process record */
 	struct an_coro *coros;
 	size_t ncoros, cap_coros;
-	struct ctp_idmap coro_index; /* (process index, coro id) -> index in coros */
+	struct an_fd_track *fd_tracks;
+	size_t nfd_tracks, cap_fd_tracks;
+	/* (process index, coro id) -> index in coros, for the ids an_process.coro_by_id does not
+	 * cover. */
+	struct ctp_idmap coro_index;
 	struct ctp_analysis_stack *stacks;
 	size_t nstacks, cap_stacks;
 	struct ctp_idmap stack_index; /* (process index, stack id) -> index in stacks */
@@ -71,6 +85,9 @@ struct ctp_analysis {
 	size_t failures;
 	bool finished;
 };
+
+/* The coroutine's fd record, or one that says it has seen none (read only). */
+const struct an_fd_track *ctp_an_fd_track(const struct ctp_analysis *a, const struct an_coro *c);
 
 /* The time a process's record ends: its exit, else the last time seen (or the trace's end). */
 uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_process *p);
