@@ -106,26 +106,26 @@ static struct an_coro *find_coro(struct ctp_analysis *a, struct an_process *p, u
 	return i != CTP_IDMAP_NONE ? &a->coros[i] : NULL;
 }
 
-static const struct an_fd_track no_fd_track = {
+static const struct an_side no_side = {
 	.wait_fd = -1, .closed_fd = -1, .ready_fd = -1, .late_fd = -1};
 
-const struct an_fd_track *ctp_an_fd_track(const struct ctp_analysis *a, const struct an_coro *c)
+const struct an_side *ctp_an_side(const struct ctp_analysis *a, const struct an_coro *c)
 {
-	return c->fd_track ? &a->fd_tracks[c->fd_track - 1] : &no_fd_track;
+	return c->side ? &a->sides[c->side - 1] : &no_side;
 }
 
 /* The coroutine's fd record to write, made on first use. NULL when out of memory. The pointer
  * is good until the next call (the records may move). */
-static struct an_fd_track *fd_track(struct ctp_analysis *a, struct an_coro *c)
+static struct an_side *side(struct ctp_analysis *a, struct an_coro *c)
 {
-	if (!c->fd_track) {
-		if (a->nfd_tracks >= UINT32_MAX - 1 ||
-		    CTP_GROW(a->fd_tracks, a->cap_fd_tracks, a->nfd_tracks + 1) < 0)
+	if (!c->side) {
+		if (a->nsides >= UINT32_MAX - 1 ||
+		    CTP_GROW(a->sides, a->cap_sides, a->nsides + 1) < 0)
 			return NULL;
-		a->fd_tracks[a->nfd_tracks++] = no_fd_track;
-		c->fd_track = (uint32_t)a->nfd_tracks;
+		a->sides[a->nsides++] = no_side;
+		c->side = (uint32_t)a->nsides;
 	}
-	return &a->fd_tracks[c->fd_track - 1];
+	return &a->sides[c->side - 1];
 }
 
 /* The coroutine `id` of `p`, made on first mention (a `switch` may name one whose `coro` line was
@@ -222,8 +222,14 @@ static int track_run(struct ctp_analysis *a, struct an_coro *from, const struct 
 	if (length > f->longest_run_ns) {
 		f->longest_run_ns = length;
 		f->longest_run_start = run->start;
-		from->longest_run_tid = ev->tid;
-		from->longest_run_stack = ev->stack;
+		/* Where it ran is only ever shown for a run over the threshold. */
+		if (length > a->opt.never_yielded_after_ns) {
+			struct an_side *sd = side(a, from);
+			if (!sd)
+				return -1;
+			sd->longest_run_tid = ev->tid;
+			sd->longest_run_stack = ev->stack;
+		}
 	}
 	return 0;
 }
@@ -255,7 +261,7 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct 
 			t->last_resume_ts = ts;
 			t->last_tid = ev->tid;
 		}
-		struct an_fd_track *ft = to->fd_track ? fd_track(a, to) : NULL;
+		struct an_side *ft = to->side ? side(a, to) : NULL;
 		if (ft && ft->ready_ts && ts >= ft->ready_ts) {
 			uint64_t late = ts - ft->ready_ts;
 			if (late > a->opt.missed_after_ns && late > ft->late_ns) {
@@ -394,7 +400,7 @@ static struct an_coro *waiter_of(struct ctp_analysis *a, struct an_process *p,
 	struct an_coro *c = find_coro(a, p, w->coro);
 	if (!c)
 		return NULL;
-	const struct an_fd_track *ft = ctp_an_fd_track(a, c);
+	const struct an_side *ft = ctp_an_side(a, c);
 	return ft->wait_fd == ev->fd.fd && ft->wait_ts >= c->pub.last_resume_ts ? c : NULL;
 }
 
@@ -405,7 +411,7 @@ static int on_would_block(struct ctp_analysis *a, struct an_process *p, const st
 	struct an_coro *c = coro_of(a, p, ev->coro);
 	if (!c)
 		return ev->coro ? -1 : 0;
-	struct an_fd_track *ft = fd_track(a, c);
+	struct an_side *ft = side(a, c);
 	if (!ft)
 		return -1;
 	if (ts >= ft->wait_ts) {
@@ -437,10 +443,10 @@ static int on_close(struct ctp_analysis *a, struct an_process *p, const struct c
 	if (!c && ev->fd.waiter)
 		return -1;
 	/* The first close after the wait began is the one that stranded it. */
-	const struct an_fd_track *seen = c ? ctp_an_fd_track(a, c) : NULL;
+	const struct an_side *seen = c ? ctp_an_side(a, c) : NULL;
 	if (seen && (!seen->wait_ts || ts >= seen->wait_ts) &&
 	    (!seen->close_ts || ts < seen->close_ts)) {
-		struct an_fd_track *ft = fd_track(a, c);
+		struct an_side *ft = side(a, c);
 		if (!ft)
 			return -1;
 		ft->closed_fd = fd;
@@ -474,12 +480,12 @@ static int on_ready(struct ctp_analysis *a, struct an_process *p, const struct c
 	 * level-triggered register, which has no EAGAIN); else its EAGAIN on the fd must have
 	 * come after its latest resume. */
 	bool named = ev->fd.waiter != 0;
-	const struct an_fd_track *seen = ctp_an_fd_track(a, c);
+	const struct an_side *seen = ctp_an_side(a, c);
 	if (c->pub.last_resume_ts > ts || (!named && (seen->wait_fd != fd || !seen->wait_ts ||
 						      seen->wait_ts < c->pub.last_resume_ts)))
 		return 0;
 	if (!seen->ready_ts || ts < seen->ready_ts) {
-		struct an_fd_track *ft = fd_track(a, c);
+		struct an_side *ft = side(a, c);
 		if (!ft)
 			return -1;
 		ft->ready_ts = ts;
@@ -619,7 +625,7 @@ void ctp_analysis_free(struct ctp_analysis *a)
 	free(a->findings);
 	free(a->stacks);
 	free(a->coros);
-	free(a->fd_tracks);
+	free(a->sides);
 	free(a->procs);
 	free(a->fd_waiters);
 	ctp_idmap_free(&a->latest_proc);

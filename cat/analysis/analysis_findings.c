@@ -93,7 +93,7 @@ static uint32_t suspend_stack(const struct ctp_analysis *a, const struct an_coro
 	if (c->pub.state_stack)
 		return c->pub.state_stack;
 	return c->pub.last_suspend_stack ? c->pub.last_suspend_stack
-					 : ctp_an_fd_track(a, c)->wait_stack;
+					 : ctp_an_side(a, c)->wait_stack;
 }
 
 /* The fd it waits on at the end: the station's word, else its last EAGAIN if it has not run
@@ -104,7 +104,7 @@ static int final_wait_fd(const struct ctp_analysis *a, const struct an_coro *c, 
 		*op = c->pub.wait_op;
 		return c->pub.wait_fd;
 	}
-	const struct an_fd_track *ft = ctp_an_fd_track(a, c);
+	const struct an_side *ft = ctp_an_side(a, c);
 	if (ft->wait_fd >= 0 && ft->wait_ts >= c->pub.last_resume_ts) {
 		*op = ft->wait_op;
 		return ft->wait_fd;
@@ -125,7 +125,7 @@ static int find_lost_wakeup(struct ctp_analysis *a, const struct an_process *p,
 			    const struct an_coro *c, bool *found)
 {
 	*found = false;
-	const struct an_fd_track *ft = ctp_an_fd_track(a, c);
+	const struct an_side *ft = ctp_an_side(a, c);
 	bool close_seen = ft->close_ts && ft->close_ts >= c->pub.last_resume_ts;
 	bool station_closed = c->pub.wait_closed == 1;
 	if (!close_seen && !station_closed)
@@ -159,7 +159,7 @@ static int find_missed_readiness(struct ctp_analysis *a, const struct an_process
 				 const struct an_coro *c, bool lost)
 {
 	uint64_t end = ctp_an_process_end(a, p);
-	const struct an_fd_track *ft = ctp_an_fd_track(a, c);
+	const struct an_side *ft = ctp_an_side(a, c);
 	/* Not resumed by the end. A lost wakeup already explains it; readiness reported in the
 	 * last moments before the end is not judged. */
 	if (ft->ready_ts && !lost && suspended_at_end(c) &&
@@ -210,8 +210,8 @@ static int find_never_yielded(struct ctp_analysis *a, const struct an_process *p
 	} else {
 		f->ts = c->pub.longest_run_start;
 		f->duration_ns = c->pub.longest_run_ns;
-		f->tid = c->longest_run_tid;
-		f->stack = c->longest_run_stack;
+		f->tid = ctp_an_side(a, c)->longest_run_tid;
+		f->stack = ctp_an_side(a, c)->longest_run_stack;
 	}
 	return 0;
 }

@@ -9,9 +9,10 @@
 #include "cat/model/runs.h"
 #include "cat/model/strings.h"
 
-/* What the streaming pass tracks of a coroutine's fds, kept apart from struct an_coro: most
- * coroutines of a big trace never wait on an fd, and these fields were a third of its size. */
-struct an_fd_track {
+/* What the streaming pass tracks of only some coroutines, kept apart from struct an_coro (made
+ * on first need), so that the millions of a big trace that never wait on an fd nor run for
+ * long do not carry it: these fields were a third of a coroutine's record. */
+struct an_side {
 	/* What it waits on now, from its latest `would_block` (wait_ts 0: nothing known). */
 	int wait_fd;
 	const char *wait_op;
@@ -30,14 +31,15 @@ struct an_fd_track {
 	const char *late_op;
 	uint64_t late_ready_ts, late_ns;
 	uint32_t late_stack;
+	/* Its longest run, once one was over the never-yielded threshold: the thread and where it
+	 * switched away after it. */
+	uint32_t longest_run_tid, longest_run_stack;
 };
 
 /* A coroutine, with what the streaming pass tracks on top of what users see. */
 struct an_coro {
 	struct ctp_analysis_coro pub;
-	uint32_t fd_track; /* 1 + its index in ctp_analysis.fd_tracks; 0: no fd seen yet */
-	/* The run that was longest: the thread and where it switched away after it. */
-	uint32_t longest_run_tid, longest_run_stack;
+	uint32_t side; /* 1 + its index in ctp_analysis.sides; 0: none needed yet */
 };
 
 /* The latest coroutine that got EAGAIN on an fd, for fd lines that name no waiter. */
@@ -68,8 +70,8 @@ struct ctp_analysis {
 	struct ctp_idmap latest_proc; /* (pid, 0) -> index of its latest process record */
 	struct an_coro *coros;
 	size_t ncoros, cap_coros;
-	struct an_fd_track *fd_tracks;
-	size_t nfd_tracks, cap_fd_tracks;
+	struct an_side *sides;
+	size_t nsides, cap_sides;
 	/* (process index, coro id) -> index in coros, for the ids an_process.coro_by_id does not
 	 * cover. */
 	struct ctp_idmap coro_index;
@@ -87,7 +89,7 @@ struct ctp_analysis {
 };
 
 /* The coroutine's fd record, or one that says it has seen none (read only). */
-const struct an_fd_track *ctp_an_fd_track(const struct ctp_analysis *a, const struct an_coro *c);
+const struct an_side *ctp_an_side(const struct ctp_analysis *a, const struct an_coro *c);
 
 /* The time a process's record ends: its exit, else the last time seen (or the trace's end). */
 uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_process *p);
