@@ -14,7 +14,8 @@
 #include "ctp/segment.h"
 
 #define OUT_BUFFER_SIZE (64u << 10)
-#define NAME_SIZE 256
+/* Entries this long or shorter make "entry#id" of under 256 bytes, whatever the id. */
+#define LONG_NAME 200
 
 struct out_text {
 	FILE *f;
@@ -39,38 +40,77 @@ static void put_clean(FILE *f, const char *s)
 		putc_unlocked((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
 }
 
+/* `v` in decimal, right-aligned in `width` with `pad` ('0' or ' '), as printf's "%*" PRIu64
+ * would write it: without printf, which was the largest cost of the text output (three numbers
+ * a line). */
+static void put_u64(FILE *f, uint64_t v, int width, char pad)
+{
+	char digits[20];
+	int n = 0;
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = n; i < width; i++)
+		putc_unlocked(pad, f);
+	while (n)
+		putc_unlocked(digits[--n], f);
+}
+
+/* `s` left-aligned in `width` columns, at most `max` bytes of it (printf "%-width.maxs"). */
+static void put_left(FILE *f, const char *s, size_t width, size_t max)
+{
+	size_t n = strnlen(s, max);
+	fwrite_unlocked(s, 1, n, f);
+	for (; n < width; n++)
+		putc_unlocked(' ', f);
+}
+
 /* "   1.234567890s": seconds since the start, to the nanosecond, in a fixed width. */
 static void put_time(struct out_text *o, uint64_t ts)
 {
 	paint(o, DIM);
 	if (!ts) {
-		fprintf(o->f, "%15s", "-");
-	} else if (ts >= o->start) {
-		uint64_t rel = ts - o->start;
-		fprintf(o->f, "%4" PRIu64 ".%09" PRIu64 "s", rel / 1000000000u, rel % 1000000000u);
+		put_left(o->f, "", 14, 0);
+		putc_unlocked('-', o->f);
 	} else {
-		uint64_t rel = o->start - ts;
-		fprintf(o->f, "%3s-%" PRIu64 ".%09" PRIu64 "s", "", rel / 1000000000u,
-			rel % 1000000000u);
+		uint64_t rel = ts >= o->start ? ts - o->start : o->start - ts;
+		if (ts < o->start)
+			fputs("   -", o->f);
+		put_u64(o->f, rel / 1000000000u, ts >= o->start ? 4 : 0, ' ');
+		putc_unlocked('.', o->f);
+		put_u64(o->f, rel % 1000000000u, 9, '0');
+		putc_unlocked('s', o->f);
 	}
 	paint(o, PLAIN);
 }
 
 static void put_id(FILE *f, uint64_t v)
 {
+	putc_unlocked(' ', f);
 	if (v)
-		fprintf(f, " %7" PRIu64, v);
+		put_u64(f, v, 7, ' ');
 	else
-		fprintf(f, " %7s", "-");
+		fputs("      -", f);
 }
 
+/* "entry#id" (ctp_cat_names_coro), written piece by piece; through its bounded buffer when the
+ * entry is long, so that a long name is cut where it always was. */
 static void put_coro(struct out_text *o, uint32_t pid, uint64_t id)
 {
-	char name[NAME_SIZE];
-	if (id)
-		put_clean(o->f, ctp_cat_names_coro(o->names, pid, id, name, sizeof(name)));
-	else
+	if (!id) {
 		fputs("?", o->f);
+		return;
+	}
+	const char *entry = ctp_cat_names_entry(o->names, pid, id);
+	if (strlen(entry) > LONG_NAME) {
+		char name[256];
+		put_clean(o->f, ctp_cat_names_coro(o->names, pid, id, name, sizeof(name)));
+		return;
+	}
+	put_clean(o->f, entry);
+	putc_unlocked('#', o->f);
+	put_u64(o->f, id, 0, ' ');
 }
 
 static void put_word(FILE *f, const char *s)
@@ -203,7 +243,9 @@ static int text_event(void *state, const struct ctp_event *ev)
 	putc_unlocked(' ', o->f);
 	bool alert = ev->type == CTP_EV_LOSS || ev->type == CTP_EV_EXIT;
 	paint(o, alert ? ALERT : ev->type == CTP_EV_SWITCH ? EVENT : NOTE);
-	fprintf(o->f, " %-8.32s ", ev->type_name);
+	putc_unlocked(' ', o->f);
+	put_left(o->f, ev->type_name, 8, 32);
+	putc_unlocked(' ', o->f);
 	paint(o, PLAIN);
 	put_details(o, ev);
 	putc_unlocked('\n', o->f);
