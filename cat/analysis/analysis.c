@@ -76,28 +76,10 @@ static struct an_process *process_of(struct ctp_analysis *a, uint32_t pid)
 	return i != CTP_IDMAP_NONE ? &a->procs[i] : new_process(a, pid);
 }
 
-/* Coroutine ids are small and dense in a collector's trace (it numbers them from 1 in each
- * process), so most are found in an array of the process indexed by id: 4 bytes an id instead
- * of a 16-byte slot of a half-full hash table, and no hashing on every switch. An id far above
- * the process's count (a hand-made or damaged trace) goes to the (process, id) table. */
+/* The coroutine's index in coros, CTP_IDMAP_NONE when unknown. */
 static uint32_t coro_lookup(const struct ctp_analysis *a, const struct an_process *p, uint64_t id)
 {
-	if (id < p->cap_coro_by_id && p->coro_by_id[id] != CTP_IDMAP_NONE)
-		return p->coro_by_id[id];
 	return ctp_idmap_get(&a->coro_index, p->pub.index, id);
-}
-
-static int coro_index_put(struct ctp_analysis *a, struct an_process *p, uint64_t id, uint32_t k)
-{
-	if (id >= 2 * p->pub.coroutines + 1024)
-		return ctp_idmap_put(&a->coro_index, p->pub.index, id, k);
-	size_t had = p->cap_coro_by_id;
-	if (CTP_GROW(p->coro_by_id, p->cap_coro_by_id, id + 1) < 0)
-		return -1;
-	for (size_t i = had; i < p->cap_coro_by_id; i++)
-		p->coro_by_id[i] = CTP_IDMAP_NONE;
-	p->coro_by_id[id] = k;
-	return 0;
 }
 
 static struct an_coro *find_coro(struct ctp_analysis *a, struct an_process *p, uint64_t id)
@@ -138,7 +120,7 @@ static struct an_coro *coro_of(struct ctp_analysis *a, struct an_process *p, uin
 	if (c)
 		return c;
 	if (CTP_GROW(a->coros, a->cap_coros, a->ncoros + 1) < 0 ||
-	    coro_index_put(a, p, id, (uint32_t)a->ncoros) < 0)
+	    ctp_idmap_put(&a->coro_index, p->pub.index, id, (uint32_t)a->ncoros) < 0)
 		return NULL;
 	c = &a->coros[a->ncoros];
 	memset(c, 0, sizeof(*c));
@@ -614,7 +596,6 @@ void ctp_analysis_free(struct ctp_analysis *a)
 		for (size_t k = 0; k < p->pub.argc; k++)
 			free(p->argv[k]);
 		free(p->argv);
-		free(p->coro_by_id);
 	}
 	for (size_t i = 0; i < a->nstacks; i++)
 		free((void *)a->stacks[i].frames);

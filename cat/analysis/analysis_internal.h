@@ -54,10 +54,6 @@ struct an_process {
 	bool seen_process_line;
 	bool exec_replaced; /* a later `process` line for the same pid took over */
 	uint64_t exit_ts;   /* `ts` of the exit line, when it has one */
-	/* Its coroutines by id, for ids below twice its count (see coro_lookup in analysis.c):
-	 * index in coros, CTP_IDMAP_NONE for none. */
-	uint32_t *coro_by_id;
-	size_t cap_coro_by_id;
 };
 
 struct ctp_analysis {
@@ -72,9 +68,7 @@ struct ctp_analysis {
 	size_t ncoros, cap_coros;
 	struct an_side *sides;
 	size_t nsides, cap_sides;
-	/* (process index, coro id) -> index in coros, for the ids an_process.coro_by_id does not
-	 * cover. */
-	struct ctp_idmap coro_index;
+	struct ctp_idmap coro_index; /* (process index, coro id) -> index in coros */
 	struct ctp_analysis_stack *stacks;
 	size_t nstacks, cap_stacks;
 	struct ctp_idmap stack_index; /* (process index, stack id) -> index in stacks */

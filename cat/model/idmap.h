@@ -20,9 +20,24 @@ struct ctp_idmap_slot {
 	uint32_t value; /* CTP_IDMAP_NONE: an empty slot */
 };
 
+/* The ids under one first key, when they are small and dense (the collector numbers a
+ * process's coroutines from 1): an array indexed by id, 4 bytes an id instead of a 16-byte slot
+ * of a half-full table. */
+struct ctp_idmap_row {
+	uint32_t a;
+	uint32_t *values; /* CTP_IDMAP_NONE: absent */
+	size_t cap, count;
+};
+
+#define CTP_IDMAP_ROWS 8
+
 struct ctp_idmap {
 	struct ctp_idmap_slot *slots;
 	size_t mask, used; /* mask + 1 slots (0 before the first put) */
+	/* Rows for up to CTP_IDMAP_ROWS first keys; an id too far above its row's count (a
+	 * hand-made or damaged trace), or of a further key, goes to the slots. */
+	struct ctp_idmap_row rows[CTP_IDMAP_ROWS];
+	size_t nrows;
 };
 
 /* The value of (a, b), or CTP_IDMAP_NONE. */
