@@ -48,7 +48,8 @@ static inline const struct ctp_flat_field *ctp_flat_get(const struct ctp_flat_li
 	size_t n = strlen(key);
 	for (size_t i = l->n; i-- > 0;) {
 		const struct ctp_flat_field *f = &l->fields[i];
-		if (f->key_len == n && f->key[0] == key[0] && memcmp(f->key, key, n) == 0)
+		if (f->key_len == n && (n == 0 || f->key[0] == key[0]) &&
+		    memcmp(f->key, key, n) == 0)
 			return f;
 	}
 	return NULL;

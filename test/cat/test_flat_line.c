@@ -71,6 +71,9 @@ static void test_flat_takes_collector_lines(void **state)
 	assert_true(scan("{}", &l));
 	assert_int_equal(l.n, 0);
 	assert_true(scan(" { \"a\" : true , \"b\":false,\"c\":-0,\"d\":-12 } \r", &l));
+	assert_true(scan("{\"\":1,\"a\":2}", &l)); /* an empty key is a key */
+	assert_non_null(ctp_flat_get(&l, ""));
+	assert_true(ctp_flat_get(&l, "")->num == 1);
 	assert_true(scan("{\"n\":999999999999999999}", &l));
 	assert_true(ctp_flat_get(&l, "n")->num == 999999999999999999);
 }
