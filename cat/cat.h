@@ -61,6 +61,9 @@ struct ctp_cat_output {
 	void (*ended)(void *state, const struct ctp_trace_end *end);
 	/* Optional: an exit status of the output's own after finish (--report's findings). */
 	int (*status)(void *state);
+	/* The output reads nothing of an event but its line (plain JSON Lines): the read loop
+	 * then hands on each line undecoded, and no derived event. */
+	bool lines_only;
 };
 
 /* JSON Lines, each line passed through byte for byte (derived events have no line: none). */

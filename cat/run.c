@@ -96,11 +96,17 @@ static int open_filtered_output(const struct ctp_cat_options *opt, struct ctp_ca
 }
 
 /* Decodes one line (once) and hands its events to the output: first an event the decoder
- * derived (a format 1 trace's coroutine end), then the line's own. */
+ * derived (a format 1 trace's coroutine end), then the line's own. An output that reads only
+ * lines gets them undecoded: plain JSON Lines streams at the speed of reading. */
 static int feed(struct ctp_event_decoder *d, const struct ctp_cat_output *out,
 		const struct ctp_trace_line *line, enum ctp_event_type *type)
 {
 	struct ctp_event ev;
+	if (out->lines_only) {
+		ev = (struct ctp_event){.line = line, .type_name = ""};
+		*type = CTP_EV_UNKNOWN;
+		return out->event(out->state, &ev);
+	}
 	if (ctp_event_decode(d, line, &ev) < 0)
 		return -1;
 	*type = ev.type;
@@ -226,7 +232,7 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 		}
 		if (follow) {
 			ctp_cat_follow_flush_if_idle(follow, stdout);
-			if (type == CTP_EV_END) {
+			if (type == CTP_EV_END || ctp_trace_reader_end(r)->end_line) {
 				saw_end = true;
 				break;
 			}

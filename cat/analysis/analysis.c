@@ -76,10 +76,38 @@ static struct an_process *process_of(struct ctp_analysis *a, uint32_t pid)
 	return i != CTP_IDMAP_NONE ? &a->procs[i] : new_process(a, pid);
 }
 
+/* The coroutine's index in coros, CTP_IDMAP_NONE when unknown. */
+static uint32_t coro_lookup(const struct ctp_analysis *a, const struct an_process *p, uint64_t id)
+{
+	return ctp_idmap_get(&a->coro_index, p->pub.index, id);
+}
+
 static struct an_coro *find_coro(struct ctp_analysis *a, struct an_process *p, uint64_t id)
 {
-	uint32_t i = ctp_idmap_get(&a->coro_index, p->pub.index, id);
+	uint32_t i = coro_lookup(a, p, id);
 	return i != CTP_IDMAP_NONE ? &a->coros[i] : NULL;
+}
+
+static const struct an_side no_side = {
+	.wait_fd = -1, .closed_fd = -1, .ready_fd = -1, .late_fd = -1};
+
+const struct an_side *ctp_an_side(const struct ctp_analysis *a, const struct an_coro *c)
+{
+	return c->side ? &a->sides[c->side - 1] : &no_side;
+}
+
+/* The coroutine's fd record to write, made on first use. NULL when out of memory. The pointer
+ * is good until the next call (the records may move). */
+static struct an_side *side(struct ctp_analysis *a, struct an_coro *c)
+{
+	if (!c->side) {
+		if (a->nsides >= UINT32_MAX - 1 ||
+		    CTP_GROW(a->sides, a->cap_sides, a->nsides + 1) < 0)
+			return NULL;
+		a->sides[a->nsides++] = no_side;
+		c->side = (uint32_t)a->nsides;
+	}
+	return &a->sides[c->side - 1];
 }
 
 /* The coroutine `id` of `p`, made on first mention (a `switch` may name one whose `coro` line was
@@ -102,7 +130,6 @@ static struct an_coro *coro_of(struct ctp_analysis *a, struct an_process *p, uin
 	c->pub.id = id;
 	c->pub.wait_fd = -1;
 	c->pub.wait_closed = -1;
-	c->wait_fd = c->closed_fd = c->ready_fd = c->late_fd = -1;
 	p->pub.coroutines++;
 	a->sum.coroutines++;
 	return c;
@@ -177,8 +204,14 @@ static int track_run(struct ctp_analysis *a, struct an_coro *from, const struct 
 	if (length > f->longest_run_ns) {
 		f->longest_run_ns = length;
 		f->longest_run_start = run->start;
-		from->longest_run_tid = ev->tid;
-		from->longest_run_stack = ev->stack;
+		/* Where it ran is only ever shown for a run over the threshold. */
+		if (length > a->opt.never_yielded_after_ns) {
+			struct an_side *sd = side(a, from);
+			if (!sd)
+				return -1;
+			sd->longest_run_tid = ev->tid;
+			sd->longest_run_stack = ev->stack;
+		}
 	}
 	return 0;
 }
@@ -232,16 +265,17 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct 
 			t->last_resume_ts = ts;
 			t->last_tid = ev->tid;
 		}
-		if (to->ready_ts && ts >= to->ready_ts) {
-			uint64_t late = ts - to->ready_ts;
-			if (late > a->opt.missed_after_ns && late > to->late_ns) {
-				to->late_ns = late;
-				to->late_fd = to->ready_fd;
-				to->late_op = to->ready_op;
-				to->late_ready_ts = to->ready_ts;
-				to->late_stack = t->last_suspend_stack;
+		struct an_side *ft = to->side ? side(a, to) : NULL;
+		if (ft && ft->ready_ts && ts >= ft->ready_ts) {
+			uint64_t late = ts - ft->ready_ts;
+			if (late > a->opt.missed_after_ns && late > ft->late_ns) {
+				ft->late_ns = late;
+				ft->late_fd = ft->ready_fd;
+				ft->late_op = ft->ready_op;
+				ft->late_ready_ts = ft->ready_ts;
+				ft->late_stack = t->last_suspend_stack;
 			}
-			to->ready_ts = 0;
+			ft->ready_ts = 0;
 		}
 	}
 	return 0;
@@ -382,7 +416,10 @@ static struct an_coro *waiter_of(struct ctp_analysis *a, struct an_process *p,
 	if (!w || !w->coro)
 		return NULL;
 	struct an_coro *c = find_coro(a, p, w->coro);
-	return c && c->wait_fd == ev->fd.fd && c->wait_ts >= c->pub.last_resume_ts ? c : NULL;
+	if (!c)
+		return NULL;
+	const struct an_side *ft = ctp_an_side(a, c);
+	return ft->wait_fd == ev->fd.fd && ft->wait_ts >= c->pub.last_resume_ts ? c : NULL;
 }
 
 static int on_would_block(struct ctp_analysis *a, struct an_process *p, const struct ctp_event *ev)
@@ -392,16 +429,19 @@ static int on_would_block(struct ctp_analysis *a, struct an_process *p, const st
 	struct an_coro *c = coro_of(a, p, ev->coro);
 	if (!c)
 		return ev->coro ? -1 : 0;
-	if (ts >= c->wait_ts) {
-		c->wait_fd = fd;
-		c->wait_op = op_word(ev->fd.op, ev->fd.op_name);
-		c->wait_ts = ts;
-		c->wait_stack = ev->stack;
+	struct an_side *ft = side(a, c);
+	if (!ft)
+		return -1;
+	if (ts >= ft->wait_ts) {
+		ft->wait_fd = fd;
+		ft->wait_op = op_word(ev->fd.op, ev->fd.op_name);
+		ft->wait_ts = ts;
+		ft->wait_stack = ev->stack;
 		/* A close or readiness from before this wait belongs to an earlier one. */
-		if (c->close_ts && c->close_ts < ts)
-			c->close_ts = 0;
-		if (c->ready_ts && c->ready_ts < ts)
-			c->ready_ts = 0;
+		if (ft->close_ts && ft->close_ts < ts)
+			ft->close_ts = 0;
+		if (ft->ready_ts && ft->ready_ts < ts)
+			ft->ready_ts = 0;
 	}
 	struct an_fd_waiter *w = fd_waiter(a, p, fd, true);
 	if (!w)
@@ -421,16 +461,21 @@ static int on_close(struct ctp_analysis *a, struct an_process *p, const struct c
 	if (!c && ev->fd.waiter)
 		return -1;
 	/* The first close after the wait began is the one that stranded it. */
-	if (c && (!c->wait_ts || ts >= c->wait_ts) && (!c->close_ts || ts < c->close_ts)) {
-		c->closed_fd = fd;
-		c->close_ts = ts;
-		c->close_coro = ev->coro;
-		c->close_tid = ev->tid;
-		c->close_stack = ev->stack;
-		if (c->wait_fd < 0) {
+	const struct an_side *seen = c ? ctp_an_side(a, c) : NULL;
+	if (seen && (!seen->wait_ts || ts >= seen->wait_ts) &&
+	    (!seen->close_ts || ts < seen->close_ts)) {
+		struct an_side *ft = side(a, c);
+		if (!ft)
+			return -1;
+		ft->closed_fd = fd;
+		ft->close_ts = ts;
+		ft->close_coro = ev->coro;
+		ft->close_tid = ev->tid;
+		ft->close_stack = ev->stack;
+		if (ft->wait_fd < 0) {
 			/* Its would_block was not seen: the close's word is all there is. */
-			c->wait_fd = fd;
-			c->wait_op = op_word(ev->fd.op, ev->fd.op_name);
+			ft->wait_fd = fd;
+			ft->wait_op = op_word(ev->fd.op, ev->fd.op_name);
 		}
 	}
 	/* The number may be reused by the next open: forget who waited on this one (the slot
@@ -453,13 +498,17 @@ static int on_ready(struct ctp_analysis *a, struct an_process *p, const struct c
 	 * level-triggered register, which has no EAGAIN); else its EAGAIN on the fd must have
 	 * come after its latest resume. */
 	bool named = ev->fd.waiter != 0;
-	if (c->pub.last_resume_ts > ts ||
-	    (!named && (c->wait_fd != fd || !c->wait_ts || c->wait_ts < c->pub.last_resume_ts)))
+	const struct an_side *seen = ctp_an_side(a, c);
+	if (c->pub.last_resume_ts > ts || (!named && (seen->wait_fd != fd || !seen->wait_ts ||
+						      seen->wait_ts < c->pub.last_resume_ts)))
 		return 0;
-	if (!c->ready_ts || ts < c->ready_ts) {
-		c->ready_ts = ts;
-		c->ready_fd = fd;
-		c->ready_op = c->wait_fd == fd ? c->wait_op : op_word(ev->fd.op, ev->fd.op_name);
+	if (!seen->ready_ts || ts < seen->ready_ts) {
+		struct an_side *ft = side(a, c);
+		if (!ft)
+			return -1;
+		ft->ready_ts = ts;
+		ft->ready_fd = fd;
+		ft->ready_op = ft->wait_fd == fd ? ft->wait_op : op_word(ev->fd.op, ev->fd.op_name);
 	}
 	return 0;
 }
@@ -608,6 +657,7 @@ void ctp_analysis_free(struct ctp_analysis *a)
 	free(a->findings);
 	free(a->stacks);
 	free(a->coros);
+	free(a->sides);
 	free(a->procs);
 	free(a->fd_waiters);
 	ctp_idmap_free(&a->latest_proc);
@@ -665,7 +715,7 @@ const struct ctp_analysis_coro *ctp_analysis_coro_find(const struct ctp_analysis
 	for (size_t i = a->nprocs; i-- > 0;) {
 		if (a->procs[i].pub.pid != pid)
 			continue;
-		uint32_t k = ctp_idmap_get(&a->coro_index, i, coro);
+		uint32_t k = coro_lookup(a, &a->procs[i], coro);
 		if (k != CTP_IDMAP_NONE)
 			return &a->coros[k].pub;
 	}
@@ -675,7 +725,8 @@ const struct ctp_analysis_coro *ctp_analysis_coro_find(const struct ctp_analysis
 const struct ctp_analysis_coro *ctp_analysis_coro_in(const struct ctp_analysis *a, size_t process,
 						     uint64_t coro)
 {
-	uint32_t k = ctp_idmap_get(&a->coro_index, process, coro);
+	uint32_t k =
+		process < a->nprocs ? coro_lookup(a, &a->procs[process], coro) : CTP_IDMAP_NONE;
 	return k != CTP_IDMAP_NONE ? &a->coros[k].pub : NULL;
 }
 

@@ -134,21 +134,21 @@ enum ctp_analysis_state {
 
 const char *ctp_analysis_state_name(enum ctp_analysis_state s);
 
+/* Fields are ordered so that the 32-bit ones pair up: a big trace holds millions of these. */
 struct ctp_analysis_coro {
-	size_t index;	/* position in ctp_analysis_coro_at() */
-	size_t process; /* index of its process */
-	uint32_t pid;
+	uint32_t index;	  /* position in ctp_analysis_coro_at() */
+	uint32_t process; /* index of its process */
 	uint64_t id;
+	uint32_t pid;
+	uint32_t tid;	   /* thread that created it */
 	const char *kind;  /* "thread", "ucontext", "fcontext", or NULL */
 	const char *entry; /* NULL if unknown */
 	uint64_t entry_addr, parent;
-	uint32_t tid;	       /* thread that created it */
-	uint64_t created_ts;   /* 0 if unknown */
-	uint32_t create_stack; /* 0 if none */
-	bool ended;	       /* its coro_end event was seen (cat/model/event.h) */
-	uint64_t ended_ts;     /* 0 if unknown */
-	uint32_t end_how;      /* enum ctp_end_how */
-	uint64_t resumes;      /* switch lines that resumed it */
+	uint64_t created_ts;			  /* 0 if unknown */
+	uint32_t create_stack;			  /* 0 if none */
+	uint32_t end_how;			  /* enum ctp_end_how */
+	uint64_t ended_ts;			  /* 0 if unknown */
+	uint64_t resumes;			  /* switch lines that resumed it */
 	uint64_t last_resume_ts, last_suspend_ts; /* 0 if never */
 	uint32_t last_tid;			  /* thread it last ran on */
 	uint32_t last_suspend_stack;		  /* 0 if unknown */
@@ -158,11 +158,12 @@ struct ctp_analysis_coro {
 	enum ctp_analysis_state state;
 	uint32_t state_tid;
 	uint64_t state_since;
-	uint32_t state_stack;
 	uint64_t state_switches;
+	uint32_t state_stack;
 	int wait_fd;	     /* -1: waits on no fd (or not known) */
 	const char *wait_op; /* NULL if unknown */
 	int wait_closed;     /* 1 the fd was closed while it waited, 0 not, -1 unknown */
+	bool ended;	     /* its coro_end event was seen (cat/model/event.h) */
 };
 
 size_t ctp_analysis_coro_count(const struct ctp_analysis *a);

@@ -86,24 +86,26 @@ static uint64_t suspended_since(const struct an_coro *c)
 	return c->pub.state_since ? c->pub.state_since : c->pub.last_suspend_ts;
 }
 
-static uint32_t suspend_stack(const struct an_coro *c)
+static uint32_t suspend_stack(const struct ctp_analysis *a, const struct an_coro *c)
 {
 	if (c->pub.state_stack)
 		return c->pub.state_stack;
-	return c->pub.last_suspend_stack ? c->pub.last_suspend_stack : c->wait_stack;
+	return c->pub.last_suspend_stack ? c->pub.last_suspend_stack
+					 : ctp_an_side(a, c)->wait_stack;
 }
 
 /* The fd it waits on at the end: the station's word, else its last EAGAIN if it has not run
  * since. */
-static int final_wait_fd(const struct an_coro *c, const char **op)
+static int final_wait_fd(const struct ctp_analysis *a, const struct an_coro *c, const char **op)
 {
 	if (c->pub.wait_fd >= 0) {
 		*op = c->pub.wait_op;
 		return c->pub.wait_fd;
 	}
-	if (c->wait_fd >= 0 && c->wait_ts >= c->pub.last_resume_ts) {
-		*op = c->wait_op;
-		return c->wait_fd;
+	const struct an_side *ft = ctp_an_side(a, c);
+	if (ft->wait_fd >= 0 && ft->wait_ts >= c->pub.last_resume_ts) {
+		*op = ft->wait_op;
+		return ft->wait_fd;
 	}
 	*op = NULL;
 	return -1;
@@ -121,31 +123,32 @@ static int find_lost_wakeup(struct ctp_analysis *a, const struct an_process *p,
 			    const struct an_coro *c, bool *found)
 {
 	*found = false;
-	bool close_seen = c->close_ts && c->close_ts >= c->pub.last_resume_ts;
+	const struct an_side *ft = ctp_an_side(a, c);
+	bool close_seen = ft->close_ts && ft->close_ts >= c->pub.last_resume_ts;
 	bool station_closed = c->pub.wait_closed == 1;
 	if (!close_seen && !station_closed)
 		return 0;
-	if (!station_closed && c->pub.wait_fd >= 0 && c->pub.wait_fd != c->closed_fd)
+	if (!station_closed && c->pub.wait_fd >= 0 && c->pub.wait_fd != ft->closed_fd)
 		return 0;
 	struct ctp_finding *f = add(a, CTP_FINDING_LOST_WAKEUP, p);
 	if (!f)
 		return -1;
 	*found = true;
 	f->coro = c->pub.id;
-	f->fd = final_wait_fd(c, &f->op);
+	f->fd = final_wait_fd(a, c, &f->op);
 	if (f->fd < 0) {
-		f->fd = c->closed_fd;
-		f->op = c->wait_op;
+		f->fd = ft->closed_fd;
+		f->op = ft->wait_op;
 	}
-	f->stack = suspend_stack(c);
+	f->stack = suspend_stack(a, c);
 	f->ts = suspended_since(c);
 	f->duration_ns = since_to(f->ts, ctp_an_process_end(a, p));
 	f->at_end = true;
-	if (close_seen && (c->closed_fd == f->fd || c->pub.wait_fd < 0)) {
-		f->close_ts = c->close_ts;
-		f->close_coro = c->close_coro;
-		f->close_tid = c->close_tid;
-		f->close_stack = c->close_stack;
+	if (close_seen && (ft->closed_fd == f->fd || c->pub.wait_fd < 0)) {
+		f->close_ts = ft->close_ts;
+		f->close_coro = ft->close_coro;
+		f->close_tid = ft->close_tid;
+		f->close_stack = ft->close_stack;
 	}
 	return 0;
 }
@@ -156,33 +159,34 @@ static int find_missed_readiness(struct ctp_analysis *a, const struct an_process
 {
 	*at_end = false;
 	uint64_t end = ctp_an_process_end(a, p);
+	const struct an_side *ft = ctp_an_side(a, c);
 	/* Not resumed by the end. A lost wakeup already explains it; readiness reported in the
 	 * last moments before the end is not judged. */
-	if (c->ready_ts && !lost && suspended_at_end(c) &&
-	    since_to(c->ready_ts, end) >= a->opt.missed_after_ns) {
+	if (ft->ready_ts && !lost && suspended_at_end(c) &&
+	    since_to(ft->ready_ts, end) >= a->opt.missed_after_ns) {
 		struct ctp_finding *f = add(a, CTP_FINDING_MISSED_READINESS, p);
 		if (!f)
 			return -1;
 		f->coro = c->pub.id;
-		f->fd = c->ready_fd;
-		f->op = c->ready_op;
-		f->stack = suspend_stack(c);
-		f->ts = c->ready_ts;
-		f->duration_ns = since_to(c->ready_ts, end);
+		f->fd = ft->ready_fd;
+		f->op = ft->ready_op;
+		f->stack = suspend_stack(a, c);
+		f->ts = ft->ready_ts;
+		f->duration_ns = since_to(ft->ready_ts, end);
 		f->at_end = true;
 		*at_end = true;
 		return 0;
 	}
-	if (c->late_ns) {
+	if (ft->late_ns) {
 		struct ctp_finding *f = add(a, CTP_FINDING_MISSED_READINESS, p);
 		if (!f)
 			return -1;
 		f->coro = c->pub.id;
-		f->fd = c->late_fd;
-		f->op = c->late_op;
-		f->stack = c->late_stack;
-		f->ts = c->late_ready_ts;
-		f->duration_ns = c->late_ns;
+		f->fd = ft->late_fd;
+		f->op = ft->late_op;
+		f->stack = ft->late_stack;
+		f->ts = ft->late_ready_ts;
+		f->duration_ns = ft->late_ns;
 	}
 	return 0;
 }
@@ -207,8 +211,8 @@ static int find_never_yielded(struct ctp_analysis *a, const struct an_process *p
 	} else {
 		f->ts = c->pub.longest_run_start;
 		f->duration_ns = c->pub.longest_run_ns;
-		f->tid = c->longest_run_tid;
-		f->stack = c->longest_run_stack;
+		f->tid = ctp_an_side(a, c)->longest_run_tid;
+		f->stack = ctp_an_side(a, c)->longest_run_stack;
 	}
 	return 0;
 }
@@ -292,7 +296,7 @@ static int add_group(struct ctp_analysis *a, enum ctp_finding_kind kind, const s
 		if (kind != CTP_FINDING_STUCK)
 			continue;
 		const char *cop;
-		fds[i] = final_wait_fd(c, &cop);
+		fds[i] = final_wait_fd(a, c, &cop);
 		if (i == 0)
 			op = cop;
 		else if (cop != op)
@@ -323,7 +327,7 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind, const
 		if (is_thread(c) || explained[i])
 			continue;
 		if (kind == CTP_FINDING_STUCK && suspended_at_end(c))
-			m[n++] = (struct member){c->pub.process, suspend_stack(c), i, c->pub.id};
+			m[n++] = (struct member){c->pub.process, suspend_stack(a, c), i, c->pub.id};
 		/* A process killed by a signal ended nothing: its crash is the finding. A live
 		 * snapshot's coroutines have not outlived anything: the process still runs. */
 		else if (kind == CTP_FINDING_LEAK && !ended(c) &&

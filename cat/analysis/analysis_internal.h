@@ -9,9 +9,10 @@
 #include "cat/model/runs.h"
 #include "cat/model/strings.h"
 
-/* A coroutine, with what the streaming pass tracks on top of what users see. */
-struct an_coro {
-	struct ctp_analysis_coro pub;
+/* What the streaming pass tracks of only some coroutines, kept apart from struct an_coro (made
+ * on first need), so that the millions of a big trace that never wait on an fd nor run for
+ * long do not carry it: these fields were a third of a coroutine's record. */
+struct an_side {
 	/* What it waits on now, from its latest `would_block` (wait_ts 0: nothing known). */
 	int wait_fd;
 	const char *wait_op;
@@ -30,8 +31,15 @@ struct an_coro {
 	const char *late_op;
 	uint64_t late_ready_ts, late_ns;
 	uint32_t late_stack;
-	/* The run that was longest: the thread and where it switched away after it. */
+	/* Its longest run, once one was over the never-yielded threshold: the thread and where it
+	 * switched away after it. */
 	uint32_t longest_run_tid, longest_run_stack;
+};
+
+/* A coroutine, with what the streaming pass tracks on top of what users see. */
+struct an_coro {
+	struct ctp_analysis_coro pub;
+	uint32_t side; /* 1 + its index in ctp_analysis.sides; 0: none needed yet */
 };
 
 /* The latest coroutine that got EAGAIN on an fd, for fd lines that name no waiter. */
@@ -59,6 +67,8 @@ struct ctp_analysis {
 	struct ctp_idmap latest_proc; /* (pid, 0) -> index of its latest process record */
 	struct an_coro *coros;
 	size_t ncoros, cap_coros;
+	struct an_side *sides;
+	size_t nsides, cap_sides;
 	struct ctp_idmap coro_index; /* (process index, coro id) -> index in coros */
 	struct ctp_analysis_stack *stacks;
 	size_t nstacks, cap_stacks;
@@ -72,6 +82,9 @@ struct ctp_analysis {
 	size_t failures;
 	bool finished;
 };
+
+/* The coroutine's fd record, or one that says it has seen none (read only). */
+const struct an_side *ctp_an_side(const struct ctp_analysis *a, const struct an_coro *c);
 
 /* The time a process's record ends: its exit, else the last time seen (or the trace's end). */
 uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_process *p);

@@ -1,6 +1,6 @@
-/* The one place that reads a trace line's JSON: each field by its name in
- * docs/trace-format.md, into struct ctp_event. A field of the wrong JSON type counts as absent,
- * as a reader of a format that grows must treat it. */
+/* The one place that reads a trace line's fields (from the reader's flat scan or jansson tree):
+ * each field by its name in docs/trace-format.md, into struct ctp_event. A field of the wrong JSON
+ * type counts as absent, as a reader of a format that grows must treat it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,73 +18,138 @@ void ctp_event_decoder_free(struct ctp_event_decoder *d)
 {
 	ctp_strings_free(&d->strings);
 	ctp_idmap_free(&d->ended_v1);
+	json_decref(d->unknown_json);
+	free(d->scratch);
 	free(d->frames);
 	free(d->argv);
 	free(d->running);
 	memset(d, 0, sizeof(*d));
 }
 
-/* ---- fields ---- */
+/* ---- fields ----
+ * A line's object is either a flat line (cat/reader/flat_line.h: most lines) or a jansson
+ * tree; these getters read a field the same way from both, so that the two parses cannot
+ * disagree. Nested values (a state's `wait`, arrays) only exist in trees. */
 
-static bool get_u64(const json_t *obj, const char *key, uint64_t *out)
+struct obj {
+	const struct ctp_flat_line *flat;
+	const json_t *json;
+};
+
+/* An integer field: false when absent or not an integer. */
+static bool get_int(struct obj o, const char *key, int64_t *out)
 {
-	json_t *v = json_object_get(obj, key);
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
+	if (o.flat) {
+		const struct ctp_flat_field *f = ctp_flat_get(o.flat, key);
+		if (!f || f->kind != CTP_FLAT_INT)
+			return false;
+		*out = f->num;
+		return true;
+	}
+	json_t *v = json_object_get(o.json, key);
+	if (!json_is_integer(v))
 		return false;
-	*out = (uint64_t)json_integer_value(v);
+	*out = json_integer_value(v);
+	return true;
+}
+
+/* A string field's bytes (not NUL-terminated for a flat line): NULL when absent or not a
+ * string. */
+static const char *get_bytes(struct obj o, const char *key, size_t *len)
+{
+	if (o.flat) {
+		const struct ctp_flat_field *f = ctp_flat_get(o.flat, key);
+		if (!f || f->kind != CTP_FLAT_STRING)
+			return NULL;
+		*len = f->str_len;
+		return f->str;
+	}
+	json_t *v = json_object_get(o.json, key);
+	if (!json_is_string(v))
+		return NULL;
+	*len = json_string_length(v);
+	return json_string_value(v);
+}
+
+static bool get_u64(struct obj o, const char *key, uint64_t *out)
+{
+	int64_t v;
+	if (!get_int(o, key, &v) || v < 0)
+		return false;
+	*out = (uint64_t)v;
 	return true;
 }
 
 /* A number whose 0 means unknown in a trace (ids, times): 0 when absent. */
-static uint64_t u64_or_0(const json_t *obj, const char *key)
+static uint64_t u64_or_0(struct obj o, const char *key)
 {
 	uint64_t v = 0;
-	get_u64(obj, key, &v);
+	get_u64(o, key, &v);
 	return v;
 }
 
-static uint32_t u32_or_0(const json_t *obj, const char *key)
+static uint32_t u32_or_0(struct obj o, const char *key)
 {
-	uint64_t v = u64_or_0(obj, key);
+	uint64_t v = u64_or_0(o, key);
 	return v <= UINT32_MAX ? (uint32_t)v : 0;
 }
 
-static const char *get_str(const json_t *obj, const char *key)
+/* A string valid until the next line: a tree's own, or a flat line's copied NUL-terminated
+ * into the decoder's scratch (sized for the whole line at its start). */
+static const char *get_str(struct ctp_event_decoder *d, struct obj o, const char *key)
 {
-	return json_string_value(json_object_get(obj, key));
+	size_t len;
+	const char *s = get_bytes(o, key, &len);
+	if (!s || !o.flat)
+		return s;
+	if (d->scratch_used + len + 1 > d->cap_scratch)
+		return NULL; /* not reached: the scratch holds the whole line */
+	char *copy = d->scratch + d->scratch_used;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	d->scratch_used += len + 1;
+	return copy;
 }
 
-static uint64_t hex_or_0(const json_t *obj, const char *key)
+/* "0x..." addresses. strtoull stops at the '"' after a flat line's string. */
+static uint64_t hex_or_0(struct obj o, const char *key)
 {
-	const char *s = get_str(obj, key);
+	size_t len;
+	const char *s = get_bytes(o, key, &len);
 	return s ? strtoull(s, NULL, 16) : 0;
 }
 
 /* A string the decoder keeps (interned). *oom set when it could not. */
-static const char *keep(struct ctp_event_decoder *d, const json_t *obj, const char *key, bool *oom)
+static const char *keep(struct ctp_event_decoder *d, struct obj o, const char *key, bool *oom)
 {
-	json_t *v = json_object_get(obj, key);
-	if (!json_is_string(v))
-		return NULL;
-	const char *s =
-		ctp_strings_intern(&d->strings, json_string_value(v), json_string_length(v));
+	size_t len;
+	const char *s = get_bytes(o, key, &len);
 	if (!s)
+		return NULL;
+	const char *kept = ctp_strings_intern(&d->strings, s, len);
+	if (!kept)
 		*oom = true;
-	return s;
+	return kept;
 }
 
 /* An enum's word: its value through the contract's table, and the word itself (the table's
  * static copy when known, else interned so that a newer trace's word still shows). */
-static uint32_t word(struct ctp_event_decoder *d, const json_t *obj, const char *key,
+static uint32_t word(struct ctp_event_decoder *d, struct obj o, const char *key,
 		     const struct ctp_name_table *t, const char **name, bool *oom)
 {
-	json_t *v = json_object_get(obj, key);
+	size_t len;
+	const char *s = get_bytes(o, key, &len);
 	*name = NULL;
-	if (!json_is_string(v))
+	if (!s)
 		return 0;
-	uint32_t value = ctp_name_find(t, json_string_value(v), json_string_length(v), 0);
-	*name = value ? ctp_name_of(t, value) : keep(d, obj, key, oom);
+	uint32_t value = ctp_name_find(t, s, len, 0);
+	*name = value ? ctp_name_of(t, value) : keep(d, o, key, oom);
 	return value;
+}
+
+static struct obj tree(const json_t *j)
+{
+	return (struct obj){.json = j};
 }
 
 /* ---- line types ---- */
@@ -99,15 +164,15 @@ static const struct {
 	{"trace", CTP_EV_TRACE},   {"end", CTP_EV_END},		{"snapshot", CTP_EV_SNAPSHOT},
 };
 
-static void decode_trace(struct ctp_event *ev, const json_t *j)
+static void decode_trace(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j)
 {
 	uint64_t v;
 	ev->trace.version = get_u64(j, "version", &v) && v < 1000 ? (int)v : 0;
-	ev->trace.tool = get_str(j, "tool");
+	ev->trace.tool = get_str(d, j, "tool");
 	ev->trace.start = u64_or_0(j, "start");
 }
 
-static int decode_process(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
+static int decode_process(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j,
 			  bool *oom)
 {
 	uint64_t v;
@@ -115,7 +180,7 @@ static int decode_process(struct ctp_event_decoder *d, struct ctp_event *ev, con
 	ev->process.ppid = ev->process.has_ppid ? (uint32_t)v : 0;
 	ev->process.exe = keep(d, j, "exe", oom);
 	ev->process.stack_depth = get_u64(j, "stack_depth", &v) && v < 1024 ? (int)v : -1;
-	json_t *argv = json_object_get(j, "argv");
+	json_t *argv = j.json ? json_object_get(j.json, "argv") : NULL;
 	size_t n = json_is_array(argv) ? json_array_size(argv) : 0;
 	if (CTP_GROW(d->argv, d->cap_argv, n + 1) < 0)
 		return -1;
@@ -129,8 +194,7 @@ static int decode_process(struct ctp_event_decoder *d, struct ctp_event *ev, con
 	return 0;
 }
 
-static void decode_coro(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
-			bool *oom)
+static void decode_coro(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j, bool *oom)
 {
 	ev->coro_line.kind = word(d, j, "kind", &ctp_kind_names, &ev->coro_line.kind_name, oom);
 	ev->coro_line.entry = keep(d, j, "entry", oom);
@@ -138,16 +202,15 @@ static void decode_coro(struct ctp_event_decoder *d, struct ctp_event *ev, const
 	ev->coro_line.parent = u64_or_0(j, "parent");
 }
 
-static int decode_stack(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
-			bool *oom)
+static int decode_stack(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j, bool *oom)
 {
 	ev->stack_line.id = u32_or_0(j, "id");
-	json_t *frames = json_object_get(j, "frames");
+	json_t *frames = j.json ? json_object_get(j.json, "frames") : NULL;
 	size_t n = json_is_array(frames) ? json_array_size(frames) : 0;
 	if (CTP_GROW(d->frames, d->cap_frames, n ? n : 1) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		json_t *f = json_array_get(frames, i);
+		struct obj f = tree(json_array_get(frames, i));
 		struct ctp_event_frame *fr = &d->frames[i];
 		fr->addr = hex_or_0(f, "addr");
 		fr->has_off = get_u64(f, "off", &fr->off);
@@ -163,19 +226,18 @@ static int decode_stack(struct ctp_event_decoder *d, struct ctp_event *ev, const
 	return 0;
 }
 
-static void decode_fd(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j, bool *oom)
+static void decode_fd(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j, bool *oom)
 {
 	uint64_t v;
 	ev->fd.fd = get_u64(j, "fd", &v) && v <= INT32_MAX ? (int)v : -1;
 	ev->fd.event = word(d, j, "event", &ctp_fd_event_names, &ev->fd.event_name, oom);
 	ev->fd.op = word(d, j, "op", &ctp_op_names, &ev->fd.op_name, oom);
 	ev->fd.waiter = u64_or_0(j, "waiter");
-	json_t *epfd = json_object_get(j, "epfd");
-	ev->fd.epfd = json_is_integer(epfd) ? json_integer_value(epfd) : -1;
+	int64_t epfd;
+	ev->fd.epfd = get_int(j, "epfd", &epfd) ? epfd : -1;
 }
 
-static void decode_state(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
-			 bool *oom)
+static void decode_state(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j, bool *oom)
 {
 	ev->state.state = word(d, j, "state", &ctp_state_names, &ev->state.state_name, oom);
 	ev->state.since = u64_or_0(j, "since");
@@ -186,20 +248,23 @@ static void decode_state(struct ctp_event_decoder *d, struct ctp_event *ev, cons
 	ev->state.wait_closed = -1;
 	/* What it waits on: {"wait": {"fd", "op", "closed"}}, or the flat fields of early traces.
 	 */
-	json_t *wait = json_object_get(j, "wait");
+	json_t *wait = j.json ? json_object_get(j.json, "wait") : NULL;
 	uint64_t fd;
-	const json_t *holder = NULL;
+	struct obj holder = {0};
+	bool waits = false;
 	const char *fd_key = "fd", *op_key = "op";
-	if (json_is_object(wait) && get_u64(wait, "fd", &fd)) {
-		holder = wait;
+	if (json_is_object(wait) && get_u64(tree(wait), "fd", &fd)) {
+		holder = tree(wait);
+		waits = true;
 		json_t *closed = json_object_get(wait, "closed");
 		ev->state.wait_closed = json_is_boolean(closed) ? json_is_true(closed) : -1;
 	} else if (get_u64(j, "wait_fd", &fd)) {
 		holder = j;
+		waits = true;
 		fd_key = "wait_fd";
 		op_key = "wait_op";
 	}
-	if (holder && fd <= INT32_MAX) {
+	if (waits && fd <= INT32_MAX) {
 		(void)fd_key;
 		ev->state.wait_fd = (int)fd;
 		ev->state.wait_op =
@@ -207,7 +272,7 @@ static void decode_state(struct ctp_event_decoder *d, struct ctp_event *ev, cons
 	}
 }
 
-static void decode_coro_end(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j,
+static void decode_coro_end(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j,
 			    bool *oom)
 {
 	ev->coro_end.how = word(d, j, "how", &ctp_end_how_names, &ev->coro_end.how_name, oom);
@@ -215,18 +280,18 @@ static void decode_coro_end(struct ctp_event_decoder *d, struct ctp_event *ev, c
 		word(d, j, "switch", &ctp_switch_how_names, &ev->coro_end.switch_name, oom);
 }
 
-static int decode_exit(struct ctp_event_decoder *d, struct ctp_event *ev, const json_t *j)
+static int decode_exit(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j)
 {
-	json_t *sig = json_object_get(j, "signal"), *status = json_object_get(j, "status");
-	if (json_is_integer(sig)) {
+	int64_t v;
+	if (get_int(j, "signal", &v)) {
 		ev->exit.kind = CTP_EXIT_LINE_SIGNAL;
-		ev->exit.value = (int)json_integer_value(sig);
-	} else if (json_is_integer(status)) {
+		ev->exit.value = (int)v;
+	} else if (get_int(j, "status", &v)) {
 		ev->exit.kind = CTP_EXIT_LINE_STATUS;
-		ev->exit.value = (int)json_integer_value(status);
+		ev->exit.value = (int)v;
 	}
 	ev->exit.addr = hex_or_0(j, "addr");
-	json_t *running = json_object_get(j, "running");
+	json_t *running = j.json ? json_object_get(j.json, "running") : NULL;
 	size_t n = json_is_array(running) ? json_array_size(running) : 0;
 	if (CTP_GROW(d->running, d->cap_running, n ? n : 1) < 0)
 		return -1;
@@ -241,7 +306,7 @@ static int decode_exit(struct ctp_event_decoder *d, struct ctp_event *ev, const 
 	return 0;
 }
 
-static void decode_end(struct ctp_event *ev, const json_t *j)
+static void decode_end(struct ctp_event *ev, struct obj j)
 {
 	ev->end.has_lines = get_u64(j, "lines", &ev->end.lines);
 	if (!ev->end.has_lines)
@@ -288,22 +353,32 @@ static int derive_v1_end(struct ctp_event_decoder *d, const struct ctp_event *ev
 int ctp_event_decode(struct ctp_event_decoder *d, const struct ctp_trace_line *line,
 		     struct ctp_event *ev)
 {
-	const json_t *j = line->json;
+	struct obj j = {.flat = line->flat, .json = line->json};
 	memset(ev, 0, sizeof(*ev));
 	d->have_derived = false;
+	json_decref(d->unknown_json);
+	d->unknown_json = NULL;
+	d->scratch_used = 0;
+	if (j.flat && CTP_GROW(d->scratch, d->cap_scratch, line->len + CTP_FLAT_MAX_FIELDS) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
 	ev->line = line;
-	ev->type_name = get_str(j, "type");
-	if (!ev->type_name)
-		ev->type_name = "";
-	for (size_t i = 0; i < sizeof(line_types) / sizeof(line_types[0]); i++) {
-		if (strcmp(ev->type_name, line_types[i].name) == 0) {
+	size_t type_len = 0;
+	const char *type = get_bytes(j, "type", &type_len);
+	for (size_t i = 0; type && i < sizeof(line_types) / sizeof(line_types[0]); i++) {
+		if (strlen(line_types[i].name) == type_len &&
+		    memcmp(type, line_types[i].name, type_len) == 0) {
 			ev->type = line_types[i].type;
 			ev->type_name = line_types[i].name;
 			break;
 		}
 	}
-	if (ev->type == CTP_EV_UNKNOWN)
-		ev->json = j;
+	if (ev->type == CTP_EV_UNKNOWN) {
+		ev->type_name = type ? get_str(d, j, "type") : "";
+		/* Only those who show an unknown line whole need its tree: parse a flat one. */
+		ev->json = j.json ? j.json : (d->unknown_json = ctp_trace_line_json(line));
+	}
 	ev->pid = u32_or_0(j, "pid");
 	ev->tid = u32_or_0(j, "tid");
 	ev->ts = u64_or_0(j, "ts");
@@ -313,7 +388,7 @@ int ctp_event_decode(struct ctp_event_decoder *d, const struct ctp_trace_line *l
 	int rc = 0;
 	switch (ev->type) {
 	case CTP_EV_TRACE:
-		decode_trace(ev, j);
+		decode_trace(d, ev, j);
 		d->version = ev->trace.version;
 		break;
 	case CTP_EV_PROCESS:
@@ -334,7 +409,7 @@ int ctp_event_decode(struct ctp_event_decoder *d, const struct ctp_trace_line *l
 		ev->loss.has_count = get_u64(j, "count", &ev->loss.count);
 		if (!ev->loss.has_count)
 			ev->loss.count = 0;
-		ev->loss.why = get_str(j, "why");
+		ev->loss.why = get_str(d, j, "why");
 		break;
 	case CTP_EV_FD:
 		decode_fd(d, ev, j, &oom);

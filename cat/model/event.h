@@ -140,7 +140,11 @@ struct ctp_event_decoder {
 	int version; /* of the trace header, once seen */
 	/* Format 1: coroutines whose end was derived from a `return` switch, (pid, coro). */
 	struct ctp_idmap ended_v1;
-	/* Scratch reused from line to line. */
+	/* Scratch reused from line to line: a flat line's strings made C strings, the tree of a
+	 * flat line of unknown type. */
+	char *scratch;
+	size_t cap_scratch, scratch_used;
+	json_t *unknown_json;
 	struct ctp_event_frame *frames;
 	size_t cap_frames;
 	const char **argv;

@@ -8,16 +8,18 @@
 
 #include "cat/model/grow.h"
 
-/* Both kinds of entry start as struct ctp_cat_coro_name does: pid (0: a free slot), then the
- * 64-bit id, so that one table of slots serves both (see struct slots). */
+/* Both kinds of entry start as struct ctp_cat_coro_name does: the 64-bit id, then the pid (0:
+ * a free slot), so that one table of slots serves both (see struct slots). */
 struct stack_name {
-	uint32_t pid;
 	uint64_t id;
+	uint32_t pid;
 	const char *top; /* interned */
 };
 
 _Static_assert(offsetof(struct stack_name, id) == offsetof(struct ctp_cat_coro_name, coro),
 	       "entries keep their id at one place");
+_Static_assert(offsetof(struct stack_name, pid) == offsetof(struct ctp_cat_coro_name, pid),
+	       "entries keep their pid at one place");
 
 /* Entries of one kind: an array whose freed slots (of exited processes) are reused. */
 struct slots {
@@ -58,7 +60,7 @@ void ctp_cat_names_free(struct ctp_cat_names *n)
 
 static uint32_t *pid_at(const struct slots *t, size_t i)
 {
-	return (uint32_t *)((char *)t->items + i * t->size);
+	return (uint32_t *)((char *)t->items + i * t->size + offsetof(struct stack_name, pid));
 }
 
 static uint64_t id_at(const struct slots *t, size_t i)

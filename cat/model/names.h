@@ -11,13 +11,14 @@
 
 #include "cat/model/event.h"
 
+/* The 32-bit fields pair up (48 bytes): a trace may name millions of coroutines. */
 struct ctp_cat_coro_name {
-	uint32_t pid; /* 0: a free slot */
 	uint64_t coro;
+	uint32_t pid; /* 0: a free slot */
+	uint32_t created_tid;
 	const char *entry, *kind; /* NULL if unknown */
 	uint64_t entry_addr;
 	uint64_t created_ts; /* 0 if unknown */
-	uint32_t created_tid;
 };
 
 struct ctp_cat_names;

@@ -87,7 +87,7 @@ enum def_kind { DEF_PROCESS = 1, DEF_CORO = 2, DEF_STACK = 3 };
 struct filter {
 	const struct ctp_cat_filter_spec *spec;
 	struct ctp_cat_output inner;
-	/* (kind << 32 | pid, id) -> held[]: definitions held back or written. */
+	/* (pid, def_id()) -> held[]: definitions held back or written. */
 	struct ctp_idmap def_index;
 	struct held *held;
 	size_t nheld, cap_held;
@@ -153,23 +153,37 @@ static enum verdict judge(const struct filter *f, const struct ctp_event *ev)
 	return v;
 }
 
+/* The second key of a definition in a process's part of the table: the process itself is 0,
+ * a coroutine its id (never 0, below 2^63: the decoder takes no negative JSON integer), a stack
+ * its id with the top bit set. */
+static uint64_t def_id(enum def_kind kind, uint64_t id)
+{
+	switch (kind) {
+	case DEF_PROCESS:
+		return 0;
+	case DEF_CORO:
+		return id;
+	case DEF_STACK:
+		return 1ull << 63 | id;
+	}
+	return 0;
+}
+
 /* The definition an event makes: false for events that define nothing. */
-static bool def_of(const struct ctp_event *ev, uint64_t *a, uint64_t *b)
+static bool def_of(const struct ctp_event *ev, uint32_t *a, uint64_t *b)
 {
 	if (!ev->pid || !ev->line)
 		return false;
+	*a = ev->pid;
 	switch (ev->type) {
 	case CTP_EV_PROCESS:
-		*a = (uint64_t)DEF_PROCESS << 32 | ev->pid;
-		*b = 0;
+		*b = def_id(DEF_PROCESS, 0);
 		return true;
 	case CTP_EV_CORO:
-		*a = (uint64_t)DEF_CORO << 32 | ev->pid;
-		*b = ev->coro;
+		*b = def_id(DEF_CORO, ev->coro);
 		return ev->coro != 0;
 	case CTP_EV_STACK:
-		*a = (uint64_t)DEF_STACK << 32 | ev->pid;
-		*b = ev->stack_line.id;
+		*b = def_id(DEF_STACK, ev->stack_line.id);
 		return ev->stack_line.id != 0;
 	default:
 		return false;
@@ -177,7 +191,7 @@ static bool def_of(const struct ctp_event *ev, uint64_t *a, uint64_t *b)
 }
 
 /* Records the definition (a, b) as held with `text`, or as written (text NULL). */
-static int set_def(struct filter *f, uint64_t a, uint64_t b, const char *text, size_t len)
+static int set_def(struct filter *f, uint32_t a, uint64_t b, const char *text, size_t len)
 {
 	uint32_t at = ctp_idmap_get(&f->def_index, a, b);
 	if (at == CTP_IDMAP_NONE) {
@@ -199,7 +213,7 @@ static int set_def(struct filter *f, uint64_t a, uint64_t b, const char *text, s
 static int write_event(struct filter *f, const struct ctp_event *ev);
 
 /* Writes the held definition (a, b) if there is one not yet written. */
-static int write_def(struct filter *f, uint64_t a, uint64_t b)
+static int write_def(struct filter *f, uint32_t a, uint64_t b)
 {
 	uint32_t at = ctp_idmap_get(&f->def_index, a, b);
 	if (at == CTP_IDMAP_NONE || !f->held[at].text)
@@ -224,16 +238,15 @@ static int write_def(struct filter *f, uint64_t a, uint64_t b)
 static int write_event(struct filter *f, const struct ctp_event *ev)
 {
 	if (ev->pid) {
-		uint64_t pid = ev->pid;
-		if (ev->type != CTP_EV_PROCESS &&
-		    write_def(f, (uint64_t)DEF_PROCESS << 32 | pid, 0) < 0)
+		uint32_t pid = ev->pid;
+		if (ev->type != CTP_EV_PROCESS && write_def(f, pid, def_id(DEF_PROCESS, 0)) < 0)
 			return -1;
 		uint64_t ids[5];
 		size_t n = ctp_event_coros(ev, ids);
 		for (size_t i = 0; i < n; i++)
-			if (write_def(f, (uint64_t)DEF_CORO << 32 | pid, ids[i]) < 0)
+			if (write_def(f, pid, def_id(DEF_CORO, ids[i])) < 0)
 				return -1;
-		if (ev->stack && write_def(f, (uint64_t)DEF_STACK << 32 | pid, ev->stack) < 0)
+		if (ev->stack && write_def(f, pid, def_id(DEF_STACK, ev->stack)) < 0)
 			return -1;
 	}
 	if (f->inner.event(f->inner.state, ev) < 0)
@@ -247,7 +260,9 @@ static int write_event(struct filter *f, const struct ctp_event *ev)
 static int write_end_line(struct filter *f, const struct ctp_event *ev)
 {
 	const struct ctp_trace_line *line = ev->line;
-	json_t *copy = json_deep_copy(line->json);
+	json_t *parsed = ctp_trace_line_json(line);
+	json_t *copy = json_deep_copy(parsed);
+	json_decref(parsed);
 	if (!copy || json_object_set_new(copy, "lines", json_integer((json_int_t)f->written)) < 0) {
 		json_decref(copy);
 		return write_event(f, ev);
@@ -255,6 +270,7 @@ static int write_end_line(struct filter *f, const struct ctp_event *ev)
 	char *text = json_dumps(copy, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	struct ctp_trace_line end_line = *line;
 	end_line.json = copy;
+	end_line.flat = NULL;
 	if (text) {
 		end_line.text = text;
 		end_line.len = strlen(text);
@@ -284,7 +300,8 @@ static int filter_event(void *state, const struct ctp_event *ev)
 	if (ev->type == CTP_EV_END && ev->line)
 		return write_end_line(f, ev);
 	enum verdict v = judge(f, ev);
-	uint64_t a, b;
+	uint32_t a;
+	uint64_t b;
 	if (def_of(ev, &a, &b)) {
 		if (v != KEEP) {
 			/* A later definition of the same thing (a process after exec) replaces the
@@ -351,5 +368,6 @@ int ctp_cat_filter_open(struct ctp_cat_output *out, const struct ctp_cat_filter_
 	out->free = filter_free;
 	out->ended = filter_ended;
 	out->status = filter_status;
+	out->lines_only = false; /* it judges decoded events */
 	return 0;
 }

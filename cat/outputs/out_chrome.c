@@ -30,16 +30,15 @@
 #include "cat/cat.h"
 #include "cat/model/runs.h"
 #include "cat/model/names.h"
+#include "cat/outputs/view.h"
 #include "ctp/jsonw.h"
 
-#define OUT_BUFFER_SIZE (64u << 10)
 /* Pseudo-thread ids of coroutine tracks: above any Linux tid (pid_max is at most 2^22). */
 #define CORO_TID_BASE (1ull << 30)
 #define NAME_SIZE 256
 
 struct out_chrome {
-	FILE *f;
-	struct ctp_cat_names *names;
+	struct ctp_cat_view v;
 	struct ctp_jsonw w;
 	uint64_t start;
 	bool any_event;
@@ -93,7 +92,7 @@ static void put_ts(struct out_chrome *o, uint64_t ts)
 static int end_event(struct out_chrome *o)
 {
 	CTP_JSONW_LIT(&o->w, "}");
-	return fwrite_unlocked(o->w.buf, 1, o->w.len, o->f) == o->w.len ? 0 : -1;
+	return fwrite_unlocked(o->w.buf, 1, o->w.len, o->v.f) == o->w.len ? 0 : -1;
 }
 
 static int put_metadata(struct out_chrome *o, const char *what, uint32_t pid, uint64_t tid,
@@ -112,7 +111,7 @@ static int put_metadata(struct out_chrome *o, const char *what, uint32_t pid, ui
 static int put_run(struct out_chrome *o, const struct ctp_run *r, uint64_t end)
 {
 	char name[NAME_SIZE];
-	ctp_cat_names_coro(o->names, r->pid, r->coro, name, sizeof(name));
+	ctp_cat_names_coro(o->v.names, r->pid, r->coro, name, sizeof(name));
 	const uint64_t tracks[2] = {r->tid, CORO_TID_BASE + r->coro};
 	for (int i = 0; i < 2; i++) {
 		struct ctp_jsonw *w = &o->w;
@@ -206,7 +205,7 @@ static int on_switch(struct out_chrome *o, const struct ctp_event *ev)
 	if (!ev->pid || !ev->tid || !ev->ts || !ev->sw.from || !ev->sw.to)
 		return 0;
 	const struct ctp_cat_coro_name *from =
-		ctp_cat_names_coro_info(o->names, ev->pid, ev->sw.from);
+		ctp_cat_names_coro_info(o->v.names, ev->pid, ev->sw.from);
 	struct ctp_run_step step;
 	if (ctp_runs_switch(&o->runs, ev, from ? from->created_ts : 0, from ? from->created_tid : 0,
 			    &step) < 0)
@@ -257,14 +256,14 @@ static int on_coro(struct out_chrome *o, const struct ctp_event *ev)
 	if (!ev->pid || !ev->coro)
 		return 0;
 	char name[NAME_SIZE];
-	ctp_cat_names_coro(o->names, ev->pid, ev->coro, name, sizeof(name));
+	ctp_cat_names_coro(o->v.names, ev->pid, ev->coro, name, sizeof(name));
 	return put_metadata(o, "thread_name", ev->pid, CORO_TID_BASE + ev->coro, name);
 }
 
 static int chrome_event(void *state, const struct ctp_event *ev)
 {
 	struct out_chrome *o = state;
-	if (ctp_cat_names_see(o->names, ev) < 0)
+	if (ctp_cat_names_see(o->v.names, ev) < 0)
 		return -1;
 	int rc = 0;
 	switch (ev->type) {
@@ -289,7 +288,7 @@ static int chrome_event(void *state, const struct ctp_event *ev)
 	default:
 		break;
 	}
-	return rc < 0 || ferror(o->f) ? -1 : 0;
+	return rc < 0 || ferror(o->v.f) ? -1 : 0;
 }
 
 /* A finding as an instant event: on the coroutine's track when it concerns one coroutine, else
@@ -347,34 +346,25 @@ static int chrome_finish(void *state)
 	for (size_t i = 0; i < o->runs.n; i++)
 		if (o->runs.runs[i].pid && close_process(o, o->runs.runs[i].pid) < 0)
 			return -1;
-	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", o->f);
-	return fflush(o->f) == 0 ? 0 : -1;
+	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", o->v.f);
+	return fflush(o->v.f) == 0 ? 0 : -1;
 }
 
 static void chrome_free(void *state)
 {
 	struct out_chrome *o = state;
-	ctp_cat_names_free(o->names);
 	ctp_jsonw_free(&o->w);
 	ctp_runs_free(&o->runs);
-	free(o);
+	ctp_cat_view_free(o);
 }
 
 int ctp_cat_out_chrome_open(struct ctp_cat_output *out, FILE *f, const struct ctp_analysis *a)
 {
-	struct out_chrome *o = calloc(1, sizeof(*o));
+	struct out_chrome *o = ctp_cat_view_new(sizeof(*o), f, true);
 	if (!o)
 		return -1;
-	o->names = ctp_cat_names_new();
-	if (!o->names) {
-		free(o);
-		return -1;
-	}
 	o->analysis = a;
 	ctp_jsonw_init(&o->w);
-	o->f = f;
-	if (!isatty(fileno(f)))
-		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
 	fputs("{\"traceEvents\":[\n", f);
 	out->state = o;
 	out->event = chrome_event;

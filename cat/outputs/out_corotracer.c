@@ -14,13 +14,11 @@
 #include "cat/cat.h"
 #include "cat/model/grow.h"
 #include "cat/model/names.h"
+#include "cat/outputs/view.h"
 #include "ctp/jsonw.h"
 
-#define OUT_BUFFER_SIZE (64u << 10)
-
 struct out_corotracer {
-	FILE *f;
-	struct ctp_cat_names *names;
+	struct ctp_cat_view v;
 	/* (pid, coro) -> records written for that probe, in `seqs`. */
 	struct ctp_idmap seq_index;
 	uint64_t *seqs;
@@ -46,7 +44,7 @@ static uint64_t next_seq(struct out_corotracer *o, uint32_t pid, uint64_t coro)
 
 static uint64_t probe_addr(struct out_corotracer *o, uint32_t pid, uint64_t coro)
 {
-	const struct ctp_cat_coro_name *c = ctp_cat_names_coro_info(o->names, pid, coro);
+	const struct ctp_cat_coro_name *c = ctp_cat_names_coro_info(o->v.names, pid, coro);
 	return c ? c->entry_addr : 0;
 }
 
@@ -79,7 +77,7 @@ static int put_record(struct out_corotracer *o, uint32_t pid, uint64_t coro, uin
 static int corotracer_event(void *state, const struct ctp_event *ev)
 {
 	struct out_corotracer *o = state;
-	if (ctp_cat_names_see(o->names, ev) < 0)
+	if (ctp_cat_names_see(o->v.names, ev) < 0)
 		return -1;
 	if (ev->type != CTP_EV_SWITCH)
 		return 0;
@@ -96,44 +94,29 @@ static int corotracer_event(void *state, const struct ctp_event *ev)
 	if ((ev->sw.from && put_record(o, ev->pid, ev->sw.from, ev->tid, false, ev->ts) < 0) ||
 	    (ev->sw.to && put_record(o, ev->pid, ev->sw.to, ev->tid, true, ev->ts) < 0))
 		return -1;
-	if (fwrite_unlocked(o->w.buf, 1, o->w.len, o->f) != o->w.len)
+	if (fwrite_unlocked(o->w.buf, 1, o->w.len, o->v.f) != o->w.len)
 		return -1;
 	return 0;
-}
-
-static int corotracer_finish(void *state)
-{
-	struct out_corotracer *o = state;
-	return fflush(o->f) == 0 ? 0 : -1;
 }
 
 static void corotracer_free(void *state)
 {
 	struct out_corotracer *o = state;
-	ctp_cat_names_free(o->names);
 	ctp_idmap_free(&o->seq_index);
 	free(o->seqs);
 	ctp_jsonw_free(&o->w);
-	free(o);
+	ctp_cat_view_free(o);
 }
 
 int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f)
 {
-	struct out_corotracer *o = calloc(1, sizeof(*o));
+	struct out_corotracer *o = ctp_cat_view_new(sizeof(*o), f, true);
 	if (!o)
 		return -1;
-	o->names = ctp_cat_names_new();
-	if (!o->names) {
-		free(o);
-		return -1;
-	}
 	ctp_jsonw_init(&o->w);
-	o->f = f;
-	if (!isatty(fileno(f)))
-		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
 	out->state = o;
 	out->event = corotracer_event;
-	out->finish = corotracer_finish;
+	out->finish = ctp_cat_view_finish;
 	out->free = corotracer_free;
 	return 0;
 }

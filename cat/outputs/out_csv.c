@@ -10,12 +10,10 @@
 
 #include "cat/cat.h"
 #include "cat/model/names.h"
-
-#define OUT_BUFFER_SIZE (64u << 10)
+#include "cat/outputs/view.h"
 
 struct out_csv {
-	FILE *f;
-	struct ctp_cat_names *names;
+	struct ctp_cat_view v;
 };
 
 static void put_field(FILE *f, const char *s)
@@ -44,11 +42,11 @@ static void put_u64(FILE *f, uint64_t v)
 static int csv_event(void *state, const struct ctp_event *ev)
 {
 	struct out_csv *o = state;
-	if (ctp_cat_names_see(o->names, ev) < 0)
+	if (ctp_cat_names_see(o->v.names, ev) < 0)
 		return -1;
 	if (ev->type != CTP_EV_SWITCH)
 		return 0;
-	FILE *f = o->f;
+	FILE *f = o->v.f;
 	put_u64(f, ev->ts);
 	putc_unlocked(',', f);
 	put_u64(f, ev->pid);
@@ -61,47 +59,26 @@ static int csv_event(void *state, const struct ctp_event *ev)
 	putc_unlocked(',', f);
 	put_field(f, ev->sw.how_name);
 	putc_unlocked(',', f);
-	put_field(f, ev->sw.from ? ctp_cat_names_entry(o->names, ev->pid, ev->sw.from) : NULL);
+	put_field(f, ev->sw.from ? ctp_cat_names_entry(o->v.names, ev->pid, ev->sw.from) : NULL);
 	putc_unlocked(',', f);
-	put_field(f, ev->sw.to ? ctp_cat_names_entry(o->names, ev->pid, ev->sw.to) : NULL);
+	put_field(f, ev->sw.to ? ctp_cat_names_entry(o->v.names, ev->pid, ev->sw.to) : NULL);
 	putc_unlocked(',', f);
 	if (ev->stack)
-		put_field(f, ctp_cat_names_stack_top(o->names, ev->pid, ev->stack));
+		put_field(f, ctp_cat_names_stack_top(o->v.names, ev->pid, ev->stack));
 	fputs("\r\n", f);
 	return ferror(f) ? -1 : 0;
 }
 
-static int csv_finish(void *state)
-{
-	struct out_csv *o = state;
-	return fflush(o->f) == 0 ? 0 : -1;
-}
-
-static void csv_free(void *state)
-{
-	struct out_csv *o = state;
-	ctp_cat_names_free(o->names);
-	free(o);
-}
-
 int ctp_cat_out_csv_open(struct ctp_cat_output *out, FILE *f)
 {
-	struct out_csv *o = calloc(1, sizeof(*o));
+	struct out_csv *o = ctp_cat_view_new(sizeof(*o), f, true);
 	if (!o)
 		return -1;
-	o->names = ctp_cat_names_new();
-	if (!o->names) {
-		free(o);
-		return -1;
-	}
-	o->f = f;
-	if (!isatty(fileno(f)))
-		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
 	/* Written once nothing more can fail, so that a failed open writes nothing. */
 	fputs("ts,pid,tid,from,to,how,from_entry,to_entry,stack\r\n", f);
 	out->state = o;
 	out->event = csv_event;
-	out->finish = csv_finish;
-	out->free = csv_free;
+	out->finish = ctp_cat_view_finish;
+	out->free = ctp_cat_view_free;
 	return 0;
 }

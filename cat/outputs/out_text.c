@@ -11,16 +11,16 @@
 
 #include "cat/cat.h"
 #include "cat/model/names.h"
+#include "cat/outputs/view.h"
 #include "ctp/segment.h"
 
-#define OUT_BUFFER_SIZE (64u << 10)
-#define NAME_SIZE 256
+/* Entries this long or shorter make "entry#id" of under 256 bytes, whatever the id. */
+#define LONG_NAME 200
 
 struct out_text {
-	FILE *f;
+	struct ctp_cat_view v;
 	bool colour;
 	uint64_t start;
-	struct ctp_cat_names *names;
 };
 
 enum paint { PLAIN, DIM, EVENT, ALERT, NOTE };
@@ -30,7 +30,7 @@ static void paint(struct out_text *o, enum paint p)
 	static const char *const codes[] = {"\033[0m", "\033[2m", "\033[36m", "\033[31m",
 					    "\033[33m"};
 	if (o->colour)
-		fputs(codes[p], o->f);
+		fputs(codes[p], o->v.f);
 }
 
 static void put_clean(FILE *f, const char *s)
@@ -39,38 +39,77 @@ static void put_clean(FILE *f, const char *s)
 		putc_unlocked((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
 }
 
+/* `v` in decimal, right-aligned in `width` with `pad` ('0' or ' '), as printf's "%*" PRIu64
+ * would write it: without printf, which was the largest cost of the text output (three numbers
+ * a line). */
+static void put_u64(FILE *f, uint64_t v, int width, char pad)
+{
+	char digits[20];
+	int n = 0;
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = n; i < width; i++)
+		putc_unlocked(pad, f);
+	while (n)
+		putc_unlocked(digits[--n], f);
+}
+
+/* `s` left-aligned in `width` columns, at most `max` bytes of it (printf "%-width.maxs"). */
+static void put_left(FILE *f, const char *s, size_t width, size_t max)
+{
+	size_t n = strnlen(s, max);
+	fwrite_unlocked(s, 1, n, f);
+	for (; n < width; n++)
+		putc_unlocked(' ', f);
+}
+
 /* "   1.234567890s": seconds since the start, to the nanosecond, in a fixed width. */
 static void put_time(struct out_text *o, uint64_t ts)
 {
 	paint(o, DIM);
 	if (!ts) {
-		fprintf(o->f, "%15s", "-");
-	} else if (ts >= o->start) {
-		uint64_t rel = ts - o->start;
-		fprintf(o->f, "%4" PRIu64 ".%09" PRIu64 "s", rel / 1000000000u, rel % 1000000000u);
+		put_left(o->v.f, "", 14, 0);
+		putc_unlocked('-', o->v.f);
 	} else {
-		uint64_t rel = o->start - ts;
-		fprintf(o->f, "%3s-%" PRIu64 ".%09" PRIu64 "s", "", rel / 1000000000u,
-			rel % 1000000000u);
+		uint64_t rel = ts >= o->start ? ts - o->start : o->start - ts;
+		if (ts < o->start)
+			fputs("   -", o->v.f);
+		put_u64(o->v.f, rel / 1000000000u, ts >= o->start ? 4 : 0, ' ');
+		putc_unlocked('.', o->v.f);
+		put_u64(o->v.f, rel % 1000000000u, 9, '0');
+		putc_unlocked('s', o->v.f);
 	}
 	paint(o, PLAIN);
 }
 
 static void put_id(FILE *f, uint64_t v)
 {
+	putc_unlocked(' ', f);
 	if (v)
-		fprintf(f, " %7" PRIu64, v);
+		put_u64(f, v, 7, ' ');
 	else
-		fprintf(f, " %7s", "-");
+		fputs("      -", f);
 }
 
+/* "entry#id" (ctp_cat_names_coro), written piece by piece; through its bounded buffer when the
+ * entry is long, so that a long name is cut where it always was. */
 static void put_coro(struct out_text *o, uint32_t pid, uint64_t id)
 {
-	char name[NAME_SIZE];
-	if (id)
-		put_clean(o->f, ctp_cat_names_coro(o->names, pid, id, name, sizeof(name)));
-	else
-		fputs("?", o->f);
+	if (!id) {
+		fputs("?", o->v.f);
+		return;
+	}
+	const char *entry = ctp_cat_names_entry(o->v.names, pid, id);
+	if (strlen(entry) > LONG_NAME) {
+		char name[256];
+		put_clean(o->v.f, ctp_cat_names_coro(o->v.names, pid, id, name, sizeof(name)));
+		return;
+	}
+	put_clean(o->v.f, entry);
+	putc_unlocked('#', o->v.f);
+	put_u64(o->v.f, id, 0, ' ');
 }
 
 static void put_word(FILE *f, const char *s)
@@ -82,32 +121,32 @@ static void put_stack(struct out_text *o, uint32_t pid, uint32_t id, const char 
 {
 	if (!id)
 		return;
-	const char *top = ctp_cat_names_stack_top(o->names, pid, id);
-	fputs(prefix, o->f);
+	const char *top = ctp_cat_names_stack_top(o->v.names, pid, id);
+	fputs(prefix, o->v.f);
 	if (top)
-		put_clean(o->f, top);
+		put_clean(o->v.f, top);
 	else
-		fprintf(o->f, "stack %" PRIu32, id);
+		fprintf(o->v.f, "stack %" PRIu32, id);
 }
 
 static void put_process(struct out_text *o, const struct ctp_event *ev)
 {
 	if (ev->process.has_ppid)
-		fprintf(o->f, "ppid %" PRIu32 " ", ev->process.ppid);
+		fprintf(o->v.f, "ppid %" PRIu32 " ", ev->process.ppid);
 	if (ev->process.argc == 0) {
-		put_word(o->f, ev->process.exe);
+		put_word(o->v.f, ev->process.exe);
 		return;
 	}
 	for (size_t i = 0; i < ev->process.argc; i++) {
 		if (i)
-			putc_unlocked(' ', o->f);
-		put_word(o->f, ev->process.argv[i]);
+			putc_unlocked(' ', o->v.f);
+		put_word(o->v.f, ev->process.argv[i]);
 	}
 }
 
 static void put_details(struct out_text *o, const struct ctp_event *ev)
 {
-	FILE *f = o->f;
+	FILE *f = o->v.f;
 	uint32_t pid = ev->pid;
 	switch (ev->type) {
 	case CTP_EV_SWITCH:
@@ -184,63 +223,44 @@ static void put_details(struct out_text *o, const struct ctp_event *ev)
 static int text_event(void *state, const struct ctp_event *ev)
 {
 	struct out_text *o = state;
-	if (ctp_cat_names_see(o->names, ev) < 0)
+	if (ctp_cat_names_see(o->v.names, ev) < 0)
 		return -1;
 	if (ev->type == CTP_EV_STACK)
 		return 0;
 	if (ev->type == CTP_EV_TRACE) {
 		o->start = ev->trace.start;
-		fputs("# ctp trace by ", o->f);
-		put_word(o->f, ev->trace.tool);
-		fprintf(o->f,
+		fputs("# ctp trace by ", o->v.f);
+		put_word(o->v.f, ev->trace.tool);
+		fprintf(o->v.f,
 			", start %" PRIu64 " ns; columns: time since start, pid, tid, event\n",
 			o->start);
-		return ferror(o->f) ? -1 : 0;
+		return ferror(o->v.f) ? -1 : 0;
 	}
 	put_time(o, ev->ts);
-	put_id(o->f, ev->pid);
-	put_id(o->f, ev->tid);
-	putc_unlocked(' ', o->f);
+	put_id(o->v.f, ev->pid);
+	put_id(o->v.f, ev->tid);
+	putc_unlocked(' ', o->v.f);
 	bool alert = ev->type == CTP_EV_LOSS || ev->type == CTP_EV_EXIT;
 	paint(o, alert ? ALERT : ev->type == CTP_EV_SWITCH ? EVENT : NOTE);
-	fprintf(o->f, " %-8.32s ", ev->type_name);
+	putc_unlocked(' ', o->v.f);
+	put_left(o->v.f, ev->type_name, 8, 32);
+	putc_unlocked(' ', o->v.f);
 	paint(o, PLAIN);
 	put_details(o, ev);
-	putc_unlocked('\n', o->f);
-	return ferror(o->f) ? -1 : 0;
-}
-
-static int text_finish(void *state)
-{
-	struct out_text *o = state;
-	return fflush(o->f) == 0 ? 0 : -1;
-}
-
-static void text_free(void *state)
-{
-	struct out_text *o = state;
-	ctp_cat_names_free(o->names);
-	free(o);
+	putc_unlocked('\n', o->v.f);
+	return ferror(o->v.f) ? -1 : 0;
 }
 
 int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f)
 {
-	struct out_text *o = calloc(1, sizeof(*o));
+	struct out_text *o = ctp_cat_view_new(sizeof(*o), f, true);
 	if (!o)
 		return -1;
-	o->names = ctp_cat_names_new();
-	if (!o->names) {
-		free(o);
-		return -1;
-	}
-	o->f = f;
 	const char *no_colour = getenv("NO_COLOR");
 	o->colour = isatty(fileno(f)) && !(no_colour && *no_colour);
-	if (!isatty(fileno(f)))
-		setvbuf(f, NULL, _IOFBF, OUT_BUFFER_SIZE);
 	out->state = o;
 	out->event = text_event;
-	out->finish = text_finish;
-	out->free = text_free;
+	out->finish = ctp_cat_view_finish;
+	out->free = ctp_cat_view_free;
 	return 0;
 }

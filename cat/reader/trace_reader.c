@@ -31,6 +31,7 @@ struct ctp_trace_reader {
 	uint64_t value_limit;
 	json_t *current; /* the object of the line last yielded */
 	json_t *header;
+	struct ctp_flat_line flat; /* the flat line last yielded */
 	bool ended;
 	char error[256]; /* why the line last yielded is bad */
 	struct ctp_trace_end end;
@@ -174,33 +175,80 @@ static enum ctp_trace_item after_end(struct ctp_trace_reader *r)
 	return end_with(r, CTP_TRACE_TRAILING, why);
 }
 
+/* What note_type needs of a line, from either parse. */
+struct line_facts {
+	const char *type; /* NULL when it has no string `type` */
+	size_t type_len;
+	bool has_lines, has_unwritten;
+	int64_t lines, unwritten;
+};
+
+static void facts_of_json(json_t *obj, struct line_facts *lf)
+{
+	json_t *type = json_object_get(obj, "type");
+	lf->type = json_string_value(type);
+	lf->type_len = lf->type ? json_string_length(type) : 0;
+	json_t *lines = json_object_get(obj, "lines"),
+	       *unwritten = json_object_get(obj, "unwritten");
+	lf->has_lines = json_is_integer(lines);
+	lf->lines = lf->has_lines ? json_integer_value(lines) : 0;
+	lf->has_unwritten = json_is_integer(unwritten);
+	lf->unwritten = lf->has_unwritten ? json_integer_value(unwritten) : 0;
+}
+
+static void facts_of_flat(const struct ctp_flat_line *l, struct line_facts *lf)
+{
+	const struct ctp_flat_field *type = ctp_flat_get(l, "type");
+	const struct ctp_flat_field *lines = ctp_flat_get(l, "lines");
+	const struct ctp_flat_field *unwritten = ctp_flat_get(l, "unwritten");
+	bool is_string = type && type->kind == CTP_FLAT_STRING;
+	lf->type = is_string ? type->str : NULL;
+	lf->type_len = is_string ? type->str_len : 0;
+	lf->has_lines = lines && lines->kind == CTP_FLAT_INT;
+	lf->lines = lf->has_lines ? lines->num : 0;
+	lf->has_unwritten = unwritten && unwritten->kind == CTP_FLAT_INT;
+	lf->unwritten = lf->has_unwritten ? unwritten->num : 0;
+}
+
+static bool type_is(const struct line_facts *lf, const char *word)
+{
+	size_t n = strlen(word);
+	return lf->type && lf->type_len == n && memcmp(lf->type, word, n) == 0;
+}
+
 /* Keeps what the `end` line says, to check it against what was read. Returns false for a
  * second `trace` header. */
-static bool note_type(struct ctp_trace_reader *r, json_t *obj)
+static bool note_type(struct ctp_trace_reader *r, const struct line_facts *lf)
 {
-	const char *type = json_string_value(json_object_get(obj, "type"));
-	if (!type)
-		return true;
-	if (strcmp(type, "trace") == 0)
+	if (type_is(lf, "trace"))
 		return false;
-	if (strcmp(type, "end") != 0)
+	if (!type_is(lf, "end"))
 		return true;
 	struct ctp_trace_end *e = &r->end;
 	e->end_line = true;
 	e->lines_before_end = e->lines - 1;
-	json_t *lines = json_object_get(obj, "lines");
-	e->end_has_lines = json_is_integer(lines) && json_integer_value(lines) >= 0;
-	e->end_lines = e->end_has_lines ? (uint64_t)json_integer_value(lines) : 0;
-	json_t *unwritten = json_object_get(obj, "unwritten");
-	if (json_is_integer(unwritten) && json_integer_value(unwritten) > 0)
-		e->end_unwritten = (uint64_t)json_integer_value(unwritten);
+	e->end_has_lines = lf->has_lines && lf->lines >= 0;
+	e->end_lines = e->end_has_lines ? (uint64_t)lf->lines : 0;
+	if (lf->has_unwritten && lf->unwritten > 0)
+		e->end_unwritten = (uint64_t)lf->unwritten;
 	return true;
+}
+
+/* A second `trace` header: the line of another trace, not counted as this one's. */
+static enum ctp_trace_item second_header(struct ctp_trace_reader *r, uint64_t number)
+{
+	r->end.lines--;
+	char why[sizeof(r->end.why)];
+	snprintf(why, sizeof(why),
+		 "a second trace header at line %" PRIu64 ": traces concatenated?", number);
+	return end_with(r, CTP_TRACE_TRAILING, why);
 }
 
 static enum ctp_trace_item bad_line(struct ctp_trace_reader *r, struct ctp_trace_line *line)
 {
 	r->end.bad_lines++;
 	line->json = NULL;
+	line->flat = NULL;
 	line->error = r->error;
 	return CTP_TRACE_BAD_LINE;
 }
@@ -225,6 +273,16 @@ static enum ctp_trace_item yield(struct ctp_trace_reader *r, const char *text, s
 			return end_with(r, CTP_TRACE_NOT_TRACE,
 					"first line holds too many values to be a header");
 		return bad_line(r, line);
+	}
+	line->json = NULL;
+	line->flat = NULL;
+	if (line->number > 1 && ctp_flat_scan(text, len, &r->flat)) {
+		struct line_facts lf;
+		facts_of_flat(&r->flat, &lf);
+		if (!note_type(r, &lf))
+			return second_header(r, line->number);
+		line->flat = &r->flat;
+		return CTP_TRACE_LINE;
 	}
 	json_error_t err;
 	json_t *obj = json_loadb(text, len, JSON_ALLOW_NUL, &err);
@@ -252,14 +310,11 @@ static enum ctp_trace_item yield(struct ctp_trace_reader *r, const char *text, s
 		snprintf(r->error, sizeof(r->error), "not a JSON object");
 		return bad_line(r, line);
 	}
-	if (line->number > 1 && !note_type(r, obj)) {
+	struct line_facts lf;
+	facts_of_json(obj, &lf);
+	if (line->number > 1 && !note_type(r, &lf)) {
 		json_decref(obj);
-		r->end.lines--; /* the line of another trace */
-		char why[sizeof(r->end.why)];
-		snprintf(why, sizeof(why),
-			 "a second trace header at line %" PRIu64 ": traces concatenated?",
-			 line->number);
-		return end_with(r, CTP_TRACE_TRAILING, why);
+		return second_header(r, line->number);
 	}
 	r->current = obj;
 	line->json = obj;
@@ -389,6 +444,15 @@ enum ctp_trace_item ctp_trace_reader_next(struct ctp_trace_reader *r, struct ctp
 			return yield_too_long(r, line);
 		return yield(r, r->line, r->line_len, line);
 	}
+}
+
+json_t *ctp_trace_line_json(const struct ctp_trace_line *line)
+{
+	if (line->json)
+		return json_incref(line->json);
+	if (!line->flat)
+		return NULL;
+	return json_loadb(line->text, line->len, JSON_ALLOW_NUL, NULL);
 }
 
 const struct ctp_trace_end *ctp_trace_reader_end(const struct ctp_trace_reader *r)

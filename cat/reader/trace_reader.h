@@ -1,6 +1,7 @@
 /* Line iterator over a trace (docs/trace-format.md): decompresses the zstd frames as a stream,
- * yields each complete line parsed with jansson, checks the header line, and at the end says
- * whether the trace was whole or where it was cut. Memory stays bounded by the longest line. */
+ * yields each complete line parsed (flat lines by cat/reader/flat_line.h, the others and the
+ * header by jansson), checks the header line, and at the end says whether the trace was whole
+ * or where it was cut. Memory stays bounded by the longest line. */
 #ifndef CTP_CAT_READER_TRACE_READER_H
 #define CTP_CAT_READER_TRACE_READER_H
 
@@ -8,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cat/reader/flat_line.h"
 
 /* Highest format version this reader understands. */
 #define CTP_TRACE_READER_VERSION 2
@@ -48,9 +51,19 @@ struct ctp_trace_line {
 	const char *text; /* the bytes of the line as written, without its '\n' */
 	size_t len;	  /* for a line over the limit: 0, text is "" */
 	uint64_t number;  /* 1-based, counting bad lines too */
-	json_t *json;	  /* the parsed object (borrowed); NULL for a bad line */
+	/* The parsed object: exactly one of these for a good line, both NULL for a bad one.
+	 * `flat` when the line is a flat object (every field a scalar: most lines), else `json`
+	 * (borrowed); the header line always has `json`. ctp_trace_line_json() gives any good
+	 * line's json_t. */
+	const struct ctp_flat_line *flat;
+	json_t *json;
 	const char *error;
 };
+
+/* The line's object as a jansson tree, parsed now for a flat line (the slow way: for the rare
+ * reader that needs a json_t, such as an unknown line type's text view). A new reference,
+ * NULL for a bad line or when out of memory. */
+json_t *ctp_trace_line_json(const struct ctp_trace_line *line);
 
 /* The next line. The first line of a trace is its header: it is yielded as a line only when it
  * is a valid `trace` header, else reading ends with CTP_TRACE_NOT_TRACE. The `end` line is the

@@ -27,9 +27,40 @@ static void idmap_puts_gets_and_deletes(void **state)
 		ctp_idmap_del(&m, i % 7, i);
 	for (uint32_t i = 0; i < 5000; i++)
 		assert_int_equal(ctp_idmap_get(&m, i % 7, i), i % 2 ? i : CTP_IDMAP_NONE);
-	assert_int_equal(m.used, 2500);
 	assert_int_equal(ctp_idmap_put(&m, 3, 3, 9), 0); /* overwrite */
 	assert_int_equal(ctp_idmap_get(&m, 3, 3), 9);
+	ctp_idmap_free(&m);
+}
+
+/* Dense ids go to a row of their first key, ids far above the row's count and keys past the
+ * rows to the slots; either way they are found, overwritten and deleted alike, and a row
+ * emptied by deletes is given back. */
+static void idmap_rows_and_slots_agree(void **state)
+{
+	(void)state;
+	struct ctp_idmap m = {0};
+	uint64_t far = 1u << 30;
+	for (uint32_t a = 0; a < CTP_IDMAP_ROWS + 3; a++)
+		for (uint32_t i = 1; i <= 3000; i++) {
+			assert_int_equal(ctp_idmap_put(&m, a, i, a * 10000 + i), 0);
+			assert_int_equal(ctp_idmap_put(&m, a, far + i, a + i), 0);
+		}
+	assert_int_equal(m.nrows, CTP_IDMAP_ROWS);
+	assert_true(m.used >= 3 * 3000 + (CTP_IDMAP_ROWS + 3) * 3000); /* the rest in slots */
+	for (uint32_t a = 0; a < CTP_IDMAP_ROWS + 3; a++)
+		for (uint32_t i = 1; i <= 3000; i++) {
+			assert_int_equal(ctp_idmap_get(&m, a, i), a * 10000 + i);
+			assert_int_equal(ctp_idmap_get(&m, a, far + i), a + i);
+		}
+	assert_int_equal(ctp_idmap_get(&m, 0, 0), CTP_IDMAP_NONE);
+	assert_int_equal(ctp_idmap_put(&m, 1, 5, 7), 0);
+	assert_int_equal(ctp_idmap_get(&m, 1, 5), 7);
+	for (uint32_t i = 1; i <= 3000; i++)
+		ctp_idmap_del(&m, 0, i);
+	assert_int_equal(m.nrows, CTP_IDMAP_ROWS - 1);
+	assert_int_equal(ctp_idmap_get(&m, 0, 7), CTP_IDMAP_NONE);
+	assert_int_equal(ctp_idmap_get(&m, 0, far + 7), 7);
+	assert_int_equal(ctp_idmap_get(&m, 2, 7), 20007);
 	ctp_idmap_free(&m);
 }
 
@@ -163,6 +194,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(idmap_puts_gets_and_deletes),
+		cmocka_unit_test(idmap_rows_and_slots_agree),
 		cmocka_unit_test(format_1_ends_are_derived_once),
 		cmocka_unit_test(format_2_ends_are_read),
 		cmocka_unit_test(runs_close_per_thread),

@@ -106,7 +106,7 @@ static void read_back(struct fixture *f)
 			continue;
 		}
 		assert_true(f->nlines < sizeof(f->lines) / sizeof(f->lines[0]));
-		f->lines[f->nlines++] = json_incref(line.json);
+		f->lines[f->nlines++] = ctp_trace_line_json(&line);
 	}
 	assert_int_equal(ctp_trace_reader_end(r)->kind, CTP_TRACE_COMPLETE);
 	ctp_trace_reader_free(r);

@@ -1,6 +1,7 @@
 /* libFuzzer target for the reading side: the trace reader (zstd frames, lines, JSON, the header
  * and end checks) and the analysis behind --report, which consumes what the reader yields.
- * Neither may crash, leak or trip a sanitizer on any input, and memory must stay bounded.
+ * Neither may crash, leak or trip a sanitizer on any input, and memory must stay bounded; the
+ * fast scanner of flat lines must agree with jansson on every line it reads (check_flat).
  *
  * The first byte chooses how the rest is read, so that the fuzzer reaches the line layer too
  * (random bytes rarely make a zstd frame whose checksum holds):
@@ -9,6 +10,7 @@
  *   bit 1: small bounds (a line of 512 bytes, 64 values) so that inputs of a few kB reach the
  *          paths for lines over the bounds. */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,55 @@ static size_t touch(const struct ctp_trace_line *line)
 	return sum;
 }
 
+/* The fast scanner (cat/reader/flat_line.h) must read a line exactly as jansson does: jansson
+ * must accept every line it accepts, with the same fields and values (the last of repeated
+ * keys). abort() makes libFuzzer save the input. */
+static void check_flat(const struct ctp_trace_line *line)
+{
+	if (!line->flat)
+		return;
+	json_t *obj = json_loadb(line->text, line->len, JSON_ALLOW_NUL, NULL);
+	if (!json_is_object(obj))
+		abort();
+	size_t distinct = 0;
+	for (size_t i = 0; i < line->flat->n; i++) {
+		const struct ctp_flat_field *f = &line->flat->fields[i];
+		char key[512];
+		if (f->key_len >= sizeof(key))
+			abort();
+		memcpy(key, f->key, f->key_len);
+		key[f->key_len] = '\0';
+		if (ctp_flat_get(line->flat, key) != f)
+			continue; /* repeated: the last one counts */
+		distinct++;
+		json_t *v = json_object_get(obj, key);
+		bool same = false;
+		switch (f->kind) {
+		case CTP_FLAT_NULL:
+			same = json_is_null(v);
+			break;
+		case CTP_FLAT_TRUE:
+			same = json_is_true(v);
+			break;
+		case CTP_FLAT_FALSE:
+			same = json_is_false(v);
+			break;
+		case CTP_FLAT_INT:
+			same = json_is_integer(v) && json_integer_value(v) == f->num;
+			break;
+		case CTP_FLAT_STRING:
+			same = json_is_string(v) && json_string_length(v) == f->str_len &&
+			       memcmp(json_string_value(v), f->str, f->str_len) == 0;
+			break;
+		}
+		if (!same)
+			abort();
+	}
+	if (json_object_size(obj) != distinct)
+		abort();
+	json_decref(obj);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size == 0)
@@ -82,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctp_event_decoder_init(&decoder);
 	while ((item = ctp_trace_reader_next(r, &line)) != CTP_TRACE_END) {
 		sink += touch(&line);
+		check_flat(&line);
 		struct ctp_event ev;
 		if (item == CTP_TRACE_LINE && a && ctp_event_decode(&decoder, &line, &ev) == 0) {
 			const struct ctp_event *derived = ctp_event_derived(&decoder);
