@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cat/cat.h"
+#include "cat/model/resymbolize.h"
 #include "cat/follow.h"
 #include "cat/progress.h"
 
@@ -209,6 +210,8 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 	bool output_failed = false;
 	struct ctp_event_decoder decoder;
 	ctp_event_decoder_init(&decoder);
+	/* Names the trace left out (a stripped program) are looked up again where it can be. */
+	struct ctp_resym *resym = ctp_resym_attach(&decoder);
 	struct ctp_cat_progress progress = {0};
 	if (!follow)
 		ctp_cat_progress_start(&progress, opt->input, name);
@@ -269,6 +272,7 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 	}
 	out.free(out.state);
 	ctp_event_decoder_free(&decoder);
+	ctp_resym_free(resym);
 	ctp_trace_reader_free(r);
 	ctp_cat_follow_close(follow);
 	return status;

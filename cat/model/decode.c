@@ -162,6 +162,7 @@ static const struct {
 	{"coro", CTP_EV_CORO},	   {"state", CTP_EV_STATE},	{"coro_end", CTP_EV_CORO_END},
 	{"loss", CTP_EV_LOSS},	   {"process", CTP_EV_PROCESS}, {"exit", CTP_EV_EXIT},
 	{"trace", CTP_EV_TRACE},   {"end", CTP_EV_END},		{"snapshot", CTP_EV_SNAPSHOT},
+	{"module", CTP_EV_MODULE},
 };
 
 static void decode_trace(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j)
@@ -199,6 +200,9 @@ static void decode_coro(struct ctp_event_decoder *d, struct ctp_event *ev, struc
 	ev->coro_line.kind = word(d, j, "kind", &ctp_kind_names, &ev->coro_line.kind_name, oom);
 	ev->coro_line.entry = keep(d, j, "entry", oom);
 	ev->coro_line.entry_addr = hex_or_0(j, "entry_addr");
+	if (!ev->coro_line.entry && d->namer)
+		ev->coro_line.entry =
+			d->namer->entry(d->namer_state, ev->pid, ev->coro_line.entry_addr);
 	ev->coro_line.parent = u64_or_0(j, "parent");
 }
 
@@ -220,10 +224,22 @@ static int decode_stack(struct ctp_event_decoder *d, struct ctp_event *ev, struc
 		fr->sym = keep(d, f, "sym", oom);
 		fr->module = keep(d, f, "module", oom);
 		fr->file = keep(d, f, "file", oom);
+		if (!fr->sym && d->namer)
+			d->namer->frame(d->namer_state, ev->pid, fr);
 	}
 	ev->stack_line.nframes = n;
 	ev->stack_line.frames = d->frames;
 	return 0;
+}
+
+static int decode_module(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j, bool *oom)
+{
+	ev->module_line.path = keep(d, j, "path", oom);
+	ev->module_line.build_id = keep(d, j, "build_id", oom);
+	ev->module_line.bias = hex_or_0(j, "bias");
+	ev->module_line.lo = hex_or_0(j, "lo");
+	ev->module_line.hi = hex_or_0(j, "hi");
+	return *oom || !d->namer ? 0 : d->namer->module(d->namer_state, ev);
 }
 
 static void decode_fd(struct ctp_event_decoder *d, struct ctp_event *ev, struct obj j, bool *oom)
@@ -425,6 +441,9 @@ int ctp_event_decode(struct ctp_event_decoder *d, const struct ctp_trace_line *l
 		break;
 	case CTP_EV_END:
 		decode_end(ev, j);
+		break;
+	case CTP_EV_MODULE:
+		rc = decode_module(d, ev, j, &oom);
 		break;
 	case CTP_EV_SNAPSHOT: /* pid and ts only */
 	case CTP_EV_UNKNOWN:

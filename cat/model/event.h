@@ -36,6 +36,7 @@ enum ctp_event_type {
 	CTP_EV_EXIT,
 	CTP_EV_END,
 	CTP_EV_SNAPSHOT, /* the state lines that follow are a live look at pid at ts (ctp-pstack) */
+	CTP_EV_MODULE,	 /* an object loaded in pid: what re-symbolizing needs */
 };
 
 struct ctp_event_frame {
@@ -89,6 +90,10 @@ struct ctp_event {
 		size_t nframes;
 		const struct ctp_event_frame *frames; /* innermost first */
 	} stack_line;
+	struct {
+		const char *path, *build_id; /* build_id in hex, NULL if none */
+		uint64_t bias, lo, hi;
+	} module_line;
 	struct {
 		bool has_count;
 		uint64_t count;
@@ -153,6 +158,19 @@ struct ctp_event_decoder {
 	size_t cap_running;
 	struct ctp_event derived;
 	bool have_derived;
+	/* Optional: who fills in names the trace left out (cat/model/resymbolize.h); NULL: none. */
+	const struct ctp_event_namer *namer;
+	void *namer_state;
+};
+
+/* Fills in names a trace left out, from its `module` lines: `module` takes each such line (-1
+ * when out of memory), `frame` names a frame without a name, `entry` returns the name of an
+ * entry address (or NULL). A hook rather than a call, so that what decodes (the fuzz target
+ * among others) does not need the symbolizer. */
+struct ctp_event_namer {
+	int (*module)(void *state, const struct ctp_event *module_line);
+	void (*frame)(void *state, uint32_t pid, struct ctp_event_frame *fr);
+	const char *(*entry)(void *state, uint32_t pid, uint64_t addr);
 };
 
 void ctp_event_decoder_init(struct ctp_event_decoder *d);

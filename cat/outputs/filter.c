@@ -2,6 +2,7 @@
  * them. Held definitions are kept as the text of their line and decoded again when they are
  * written: that happens at most once per definition, and most filtered views write few. */
 #include "cat/outputs/filter.h"
+#include "cat/model/resymbolize.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -93,8 +94,9 @@ struct filter {
 	size_t nheld, cap_held;
 	/* Held definitions are decoded again when written (at most once each). */
 	struct ctp_event_decoder decoder;
-	uint64_t since, until; /* resolved at the header */
-	uint64_t written;      /* lines passed on */
+	struct ctp_resym *resym; /* names the trace left out, for what passes */
+	uint64_t since, until;	 /* resolved at the header */
+	uint64_t written;	 /* lines passed on */
 };
 
 enum verdict {
@@ -347,6 +349,7 @@ static void filter_free(void *state)
 	free(f->held);
 	ctp_idmap_free(&f->def_index);
 	ctp_event_decoder_free(&f->decoder);
+	ctp_resym_free(f->resym);
 	free(f);
 }
 
@@ -359,6 +362,7 @@ int ctp_cat_filter_open(struct ctp_cat_output *out, const struct ctp_cat_filter_
 		return -1;
 	}
 	ctp_event_decoder_init(&f->decoder);
+	f->resym = ctp_resym_attach(&f->decoder);
 	f->spec = spec;
 	f->inner = *inner;
 	f->until = UINT64_MAX;

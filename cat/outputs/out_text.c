@@ -209,6 +209,9 @@ static void put_details(struct out_text *o, const struct ctp_event *ev)
 			fprintf(f, "status %d", ev->exit.value);
 		}
 		break;
+	case CTP_EV_SNAPSHOT:
+		fputs("a live look at the process: the states below are as they were then", f);
+		break;
 	default: {
 		/* A line type this version does not know: all of it, on one line. */
 		char *text = ev->json ? json_dumps(ev->json, JSON_COMPACT) : NULL;
@@ -225,7 +228,8 @@ static int text_event(void *state, const struct ctp_event *ev)
 	struct out_text *o = state;
 	if (ctp_cat_names_see(o->v.names, ev) < 0)
 		return -1;
-	if (ev->type == CTP_EV_STACK)
+	/* Definitions, not events: stacks show where lines refer to them, modules in names. */
+	if (ev->type == CTP_EV_STACK || ev->type == CTP_EV_MODULE)
 		return 0;
 	if (ev->type == CTP_EV_TRACE) {
 		o->start = ev->trace.start;

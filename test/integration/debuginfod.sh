@@ -3,7 +3,8 @@
 # (elfutils' server, started here on loopback). Traced without DEBUGINFOD_URLS, its functions
 # have no names; with DEBUGINFOD_URLS naming the server, the collector fetches the debug file by
 # the build-id and the trace names every function with its file:line, as for the unstripped
-# program.
+# program. And later: ctp-cat, given DEBUGINFOD_URLS, names the frames of the trace made
+# without it, from the trace's module lines (path, build-id, load bias).
 source "$(dirname "$0")/lib.sh"
 
 cp "$PROGRAMS/ucontext_stacks" "$WORK/prog"
@@ -58,4 +59,24 @@ expect_eq "the reader's suspend stack names its wait, with the source file" \
 		| map("\(.sym):\(.file | split("/") | last)") | join(" ")')"
 check "the fetched file is in the client's cache" \
 	test -s "$DEBUGINFOD_CACHE_PATH/$build_id/debuginfo"
+
+# Later, in ctp-cat: the trace made without debuginfod names the program's module by build-id.
+expect_eq "the bare trace names the program's module with its build-id" "$build_id" \
+	"$(q bare ".[] | select(.type == \"module\" and .path == \"$WORK/prog\") | .build_id")"
+export DEBUGINFOD_CACHE_PATH=$WORK/cat-cache
+st=0
+"$CTP_CAT" --report --json "$WORK/bare.jsonl.zst" >"$WORK/bare.report" 2>"$WORK/bare.report.err" || st=$?
+expect_eq "ctp-cat --report without debuginfod: frames still unnamed" "0 null" \
+	"$st $(jq -r '[.findings[] | select(.kind == "stuck") | .frames[0].sym] | unique | map(tostring) | join(",")' "$WORK/bare.report")"
+st=0
+DEBUGINFOD_URLS=$url "$CTP_CAT" --report --json "$WORK/bare.jsonl.zst" >"$WORK/named.report" \
+	2>"$WORK/named.report.err" || st=$?
+expect_eq "with DEBUGINFOD_URLS, ctp-cat names the stuck coroutines' waits" \
+	"0 wait_for_input,wait_for_lock,wait_for_timer" \
+	"$st $(jq -r '[.findings[] | select(.kind == "stuck") | .stack[1]] | sort | join(",")' "$WORK/named.report")"
+DEBUGINFOD_URLS=$url "$CTP_CAT" --format=text "$WORK/bare.jsonl.zst" >"$WORK/named.txt" 2>/dev/null
+expect_eq "and the views name the coroutines by their entries" "locker#4 reader#2 sleeper#3" \
+	"$(grep -o '[a-z]*#[0-9]* (ucontext)' "$WORK/named.txt" | cut -d' ' -f1 | sort -u | tr '\n' ' ' | sed 's/ $//')"
+check "ctp-cat said what it fetched" grep -q "^ctp: asking debuginfod for the debug info of $WORK/prog" \
+	"$WORK/named.report.err"
 finish

@@ -100,9 +100,11 @@ expect_eq "--since with no unit or number is a usage error" 2 "$s"
 s=0; "$CTP_CAT" --format=xml "$T" >/dev/null 2>&1 || s=$?
 expect_eq "--format=xml is a usage error" 2 "$s"
 
-# Text: one line per event (every line but the header and the stacks, which show inline).
+# Text: one line per event (every line but the header and the definitions: stacks show inline,
+# modules in the names).
 view text.txt --format=text
-expect_eq "text: one line per event" "$(q mn '[.[] | select(.type != "stack" and .type != "trace")] | length')" \
+expect_eq "text: one line per event" \
+	"$(q mn '[.[] | select(.type != "stack" and .type != "module" and .type != "trace")] | length')" \
 	"$(grep -vc '^#' "$WORK/text.txt")"
 expect_eq "text: switches read 'who -> whom'" "$switches" "$(grep -c ' switch .* -> ' "$WORK/text.txt")"
 check "text: coroutines named by entry#id" grep -q ' work#' "$WORK/text.txt"
