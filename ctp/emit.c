@@ -220,31 +220,35 @@ void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint
 	ctp_jsonw_u64(w, id);
 	CTP_JSONW_LIT(w, ",\"frames\":[");
 	for (uint32_t i = 0; i < n; i++) {
-		const struct ctp_sym *s = syms[i];
 		if (i)
 			CTP_JSONW_LIT(w, ",");
-		CTP_JSONW_LIT(w, "{\"addr\":");
-		ctp_jsonw_hex(w, frames[i]);
-		CTP_JSONW_LIT(w, ",\"sym\":");
-		ctp_jsonw_str(w, s->sym);
-		CTP_JSONW_LIT(w, ",\"off\":");
-		if (s->sym)
-			ctp_jsonw_u64(w, s->off);
-		else
-			ctp_jsonw_null(w);
-		CTP_JSONW_LIT(w, ",\"module\":");
-		ctp_jsonw_str(w, s->module);
-		CTP_JSONW_LIT(w, ",\"file\":");
-		ctp_jsonw_str(w, s->file);
-		CTP_JSONW_LIT(w, ",\"line\":");
-		if (s->line > 0)
-			ctp_jsonw_u64(w, (uint64_t)s->line);
-		else
-			ctp_jsonw_null(w);
-		CTP_JSONW_LIT(w, "}");
+		ctp_emit_frame_json(w, frames[i], syms[i]);
 	}
 	CTP_JSONW_LIT(w, "]");
 	end_line(e);
+}
+
+void ctp_emit_frame_json(struct ctp_jsonw *w, uint64_t addr, const struct ctp_sym *s)
+{
+	CTP_JSONW_LIT(w, "{\"addr\":");
+	ctp_jsonw_hex(w, addr);
+	CTP_JSONW_LIT(w, ",\"sym\":");
+	ctp_jsonw_str(w, s->sym);
+	CTP_JSONW_LIT(w, ",\"off\":");
+	if (s->sym)
+		ctp_jsonw_u64(w, s->off);
+	else
+		ctp_jsonw_null(w);
+	CTP_JSONW_LIT(w, ",\"module\":");
+	ctp_jsonw_str(w, s->module);
+	CTP_JSONW_LIT(w, ",\"file\":");
+	ctp_jsonw_str(w, s->file);
+	CTP_JSONW_LIT(w, ",\"line\":");
+	if (s->line > 0)
+		ctp_jsonw_u64(w, (uint64_t)s->line);
+	else
+		ctp_jsonw_null(w);
+	CTP_JSONW_LIT(w, "}");
 }
 
 void ctp_emit_loss(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t count,

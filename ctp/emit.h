@@ -105,6 +105,10 @@ struct ctp_coro_end_line {
 };
 void ctp_emit_coro_end(struct ctp_emitter *e, const struct ctp_coro_end_line *l);
 
+/* One frame of a stack as the trace writes it: {"addr", "sym", "off", "module", "file",
+ * "line"} (docs/trace-format.md, `stack`). */
+void ctp_emit_frame_json(struct ctp_jsonw *w, uint64_t addr, const struct ctp_sym *s);
+
 /* A `module` line: an object loaded in process pid, so that a reader can symbolize later. */
 void ctp_emit_module(struct ctp_emitter *e, uint32_t pid, const struct ctp_module_copy *m);
 

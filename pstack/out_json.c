@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "ctp/emit.h"
 #include "ctp/jsonw.h"
 #include "ctp/segment.h"
 #include "pstack/view.h"
@@ -142,28 +143,9 @@ static void put_stack(struct pstack_view *v, struct ctp_jsonw *w, uint32_t id)
 	put_names(v, w, id);
 	CTP_JSONW_LIT(w, ",\"frames\":[");
 	for (uint32_t i = 0; i < n; i++) {
-		const struct ctp_sym *s = pstack_symbol(v, pcs[i], true);
 		if (i)
 			CTP_JSONW_LIT(w, ",");
-		CTP_JSONW_LIT(w, "{\"addr\":");
-		ctp_jsonw_hex(w, pcs[i]);
-		CTP_JSONW_LIT(w, ",\"sym\":");
-		ctp_jsonw_str(w, s->sym);
-		CTP_JSONW_LIT(w, ",\"off\":");
-		if (s->sym)
-			ctp_jsonw_u64(w, s->off);
-		else
-			ctp_jsonw_null(w);
-		CTP_JSONW_LIT(w, ",\"file\":");
-		ctp_jsonw_str(w, s->file);
-		CTP_JSONW_LIT(w, ",\"line\":");
-		if (s->line)
-			ctp_jsonw_u64(w, (uint64_t)s->line);
-		else
-			ctp_jsonw_null(w);
-		CTP_JSONW_LIT(w, ",\"module\":");
-		ctp_jsonw_str(w, s->module);
-		CTP_JSONW_LIT(w, "}");
+		ctp_emit_frame_json(w, pcs[i], pstack_symbol(v, pcs[i], true));
 	}
 	CTP_JSONW_LIT(w, "]}");
 }
