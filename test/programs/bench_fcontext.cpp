@@ -1,15 +1,18 @@
 // Cost of a Boost.Context switch, measured inside the program so that the same binary can be
 // run with and without the tracer: the difference is what tracing adds per switch.
 //
-//   bench_fcontext [jump|fiber] [round_trips]
+//   bench_fcontext [jump|fiber|tsc] [round_trips]
 //
 // jump:  a ping-pong between main and one context through jump_fcontext directly;
-// fiber: the same over boost::context::fiber (resume = jump_fcontext).
+// fiber: the same over boost::context::fiber (resume = jump_fcontext);
+// tsc:   no switch: two reads of the TSC per round trip, as the tracer reads it for each
+//        traced switch, so that the bench can tell that cost from the tracer's own.
 // Prints one line: "bench_fcontext mode=M switches=N ns_per_switch=X".
 #include <boost/context/detail/fcontext.hpp>
 #include <boost/context/fiber.hpp>
 
 #include <chrono>
+#include <x86intrin.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +37,18 @@ static double bench_jump(long round_trips)
 	for (long i = 0; i < round_trips; i++)
 		c = det::jump_fcontext(c, nullptr).fctx;
 	auto end = std::chrono::steady_clock::now();
+	return std::chrono::duration<double, std::nano>(end - start).count();
+}
+
+static double bench_tsc(long round_trips)
+{
+	unsigned long long sum = 0;
+	auto start = std::chrono::steady_clock::now();
+	for (long i = 0; i < 2 * round_trips; i++)
+		sum += __rdtsc();
+	auto end = std::chrono::steady_clock::now();
+	volatile unsigned long long keep = sum; // the reads are not optimised away
+	(void)keep;
 	return std::chrono::duration<double, std::nano>(end - start).count();
 }
 
@@ -64,8 +79,10 @@ int main(int argc, char **argv)
 		ns = bench_jump(round_trips);
 	else if (std::strcmp(mode, "fiber") == 0)
 		ns = bench_fiber(round_trips);
+	else if (std::strcmp(mode, "tsc") == 0)
+		ns = bench_tsc(round_trips);
 	else {
-		std::fprintf(stderr, "usage: bench_fcontext [jump|fiber] [round_trips]\n");
+		std::fprintf(stderr, "usage: bench_fcontext [jump|fiber|tsc] [round_trips]\n");
 		return 2;
 	}
 	long switches = 2 * round_trips;
