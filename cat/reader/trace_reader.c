@@ -361,6 +361,19 @@ static bool append(struct ctp_trace_reader *r, const char *p, size_t n)
 	return true;
 }
 
+/* The line gathered across reads, now whole (or cut short by the end): handed out as one line,
+ * or as one too long to keep. */
+static enum ctp_trace_item yield_open_line(struct ctp_trace_reader *r, struct ctp_trace_line *line)
+{
+	bool too_long = r->skipping;
+	r->open_len = 0;
+	r->skipping = false;
+	r->line_used = true;
+	if (too_long)
+		return yield_too_long(r, line);
+	return yield(r, r->line, r->line_len, line);
+}
+
 /* The decompressed stream is over: yield an unterminated last line of a whole trace, or
  * classify the end. */
 static enum ctp_trace_item at_end(struct ctp_trace_reader *r, struct ctp_trace_line *line)
@@ -368,13 +381,7 @@ static enum ctp_trace_item at_end(struct ctp_trace_reader *r, struct ctp_trace_l
 	enum ctp_zreader_status st = ctp_zreader_status(r->zr);
 	if (st == CTP_ZREADER_OK && r->open_len > 0) {
 		/* Only a writer that broke the format leaves this; keep the bytes it wrote. */
-		bool too_long = r->skipping;
-		r->open_len = 0;
-		r->skipping = false;
-		r->line_used = true;
-		if (too_long)
-			return yield_too_long(r, line);
-		return yield(r, r->line, r->line_len, line);
+		return yield_open_line(r, line);
 	}
 	r->end.partial_len = r->open_len;
 	const char *why = ctp_zreader_message(r->zr);
@@ -436,13 +443,7 @@ enum ctp_trace_item ctp_trace_reader_next(struct ctp_trace_reader *r, struct ctp
 			return yield(r, start, n, line);
 		if (!append(r, start, n))
 			return end_with(r, CTP_TRACE_IO_ERROR, strerror(ENOMEM));
-		bool too_long = r->skipping;
-		r->open_len = 0;
-		r->skipping = false;
-		r->line_used = true;
-		if (too_long)
-			return yield_too_long(r, line);
-		return yield(r, r->line, r->line_len, line);
+		return yield_open_line(r, line);
 	}
 }
 
