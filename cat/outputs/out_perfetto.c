@@ -5,19 +5,23 @@
  * Layout: per traced process a process track (pid, executable's name, argv); under it one track
  * per coroutine, named "entry#id", holding the coroutine's runs as slices (begin at the switch
  * that resumed it, end at the switch that left it; debug annotation `tid`: the thread it ran
- * on). A flow goes from each run that switched to the run it resumed, and from a `close` of an
+ * on; at its end, `suspended at`: the stack where it suspended, innermost first, as an interned
+ * string). A flow goes from each run that switched to the run it resumed, and from a `close` of an
  * fd to the coroutine that was waiting on it (an instant "close fd N" inside the closer's run, an
  * instant "fd N closed while waiting" on the waiter's track): the lost wakeups. `loss` lines are
  * instants "events lost" on the process's track.
  *
- * Size: slice names (one per coroutine), the category and the annotation name are interned once
- * on the one packet sequence, so a run costs two small packets. Times are ns since the trace's
+ * Size: slice names (one per coroutine), the category, the annotation names and each stack (its
+ * packet written when its `stack` line is read) are interned once on the one packet sequence, so
+ * a run costs two small packets. Times are ns since the trace's
  * start.
  *
  * Streaming: each packet is written as soon as its event is read (the file is a Trace message
  * whose packets are written one by one). What is kept: per live thread the coroutine it runs,
  * per live coroutine its name and whether its track was written (dropped at its end and at its
- * process's exit), so memory follows the live threads and coroutines, never the trace's length.
+ * process's exit), per live process the iids of its stacks' strings (the collector interns each
+ * stack once), so memory follows the live threads, coroutines and distinct stacks, never the
+ * trace's length.
  * Runs still open at a process's exit or the trace's end have no end: Perfetto shows them as
  * "did not end". */
 #include <errno.h>
@@ -39,7 +43,11 @@
  * coroutine (and per instant's name) from FIRST_NAME_IID on. */
 #define CATEGORY_IID 1
 #define TID_ANNOTATION_IID 1
+#define SUSPENDED_ANNOTATION_IID 2
 #define FIRST_NAME_IID 1
+#define FIRST_STACK_IID 1
+/* Frames named in a stack's string: where it waits, and what called that. */
+#define STACK_FRAMES_SHOWN 8
 #define NAME_SIZE 256
 
 /* A (pid, id) key: a thread (id = tid), a coroutine (id = coroutine id) or a process (id 0). */
@@ -69,8 +77,9 @@ struct out_perfetto {
 	FILE *f;
 	uint64_t start;
 	struct map threads, coros, procs; /* procs: (pid, 0) */
+	struct map stacks;		  /* (pid, stack id): name_iid is its string's iid */
 	/* Track uuids are numbered from 1 as tracks appear, so that they take few bytes. */
-	uint64_t next_iid, next_flow, next_uuid;
+	uint64_t next_iid, next_flow, next_uuid, next_stack_iid;
 	uint8_t *buf;
 	size_t cap;
 	bool cleared; /* the first packet, which clears the incremental state, was written */
@@ -236,7 +245,7 @@ static uint64_t since_start(const struct out_perfetto *o, uint64_t ts)
 }
 
 /* The first packet: clears the sequence's incremental state and interns the category "run" and
- * the annotation name "tid". */
+ * the annotation names "tid" and "suspended at". */
 static int put_first(struct out_perfetto *o)
 {
 	Pftrace__EventCategory cat = PFTRACE__EVENT_CATEGORY__INIT;
@@ -248,11 +257,15 @@ static int put_first(struct out_perfetto *o)
 	tid.has_iid = 1;
 	tid.iid = TID_ANNOTATION_IID;
 	tid.name = "tid";
-	Pftrace__DebugAnnotationName *names[] = {&tid};
+	Pftrace__DebugAnnotationName at = PFTRACE__DEBUG_ANNOTATION_NAME__INIT;
+	at.has_iid = 1;
+	at.iid = SUSPENDED_ANNOTATION_IID;
+	at.name = "suspended at";
+	Pftrace__DebugAnnotationName *names[] = {&tid, &at};
 	Pftrace__InternedData in = PFTRACE__INTERNED_DATA__INIT;
 	in.n_event_categories = 1;
 	in.event_categories = cats;
-	in.n_debug_annotation_names = 1;
+	in.n_debug_annotation_names = 2;
 	in.debug_annotation_names = names;
 	Pftrace__TracePacket p = PFTRACE__TRACE_PACKET__INIT;
 	p.has_sequence_flags = 1;
@@ -324,6 +337,7 @@ struct te {
 	uint64_t flow, terminating_flow; /* 0: none */
 	bool has_tid;
 	uint32_t tid;
+	uint64_t stack_iid; /* a run's end: where it suspended (0: not known) */
 };
 
 static int put_event(struct out_perfetto *o, const struct te *t)
@@ -356,15 +370,24 @@ static int put_event(struct out_perfetto *o, const struct te *t)
 		e.terminating_flow_ids = &term;
 	}
 	Pftrace__DebugAnnotation tid = PFTRACE__DEBUG_ANNOTATION__INIT;
-	Pftrace__DebugAnnotation *anns[] = {&tid};
+	Pftrace__DebugAnnotation at = PFTRACE__DEBUG_ANNOTATION__INIT;
+	Pftrace__DebugAnnotation *anns[2];
 	if (t->has_tid) {
 		tid.has_name_iid = 1;
 		tid.name_iid = TID_ANNOTATION_IID;
 		tid.has_uint_value = 1;
 		tid.uint_value = t->tid;
-		e.n_debug_annotations = 1;
-		e.debug_annotations = anns;
+		anns[e.n_debug_annotations++] = &tid;
 	}
+	if (t->stack_iid) {
+		at.has_name_iid = 1;
+		at.name_iid = SUSPENDED_ANNOTATION_IID;
+		at.has_string_value_iid = 1;
+		at.string_value_iid = t->stack_iid;
+		anns[e.n_debug_annotations++] = &at;
+	}
+	if (e.n_debug_annotations)
+		e.debug_annotations = anns;
 	Pftrace__EventName en = PFTRACE__EVENT_NAME__INIT;
 	Pftrace__EventName *ens[] = {&en};
 	Pftrace__InternedData in = PFTRACE__INTERNED_DATA__INIT;
@@ -422,19 +445,22 @@ static int begin_run(struct out_perfetto *o, uint32_t pid, uint32_t tid, uint64_
 	return put_event(o, &e);
 }
 
-/* Ends the run open on thread `tid` at `ts`; returns the flow that leaves it (0: no run was
- * open, so none), or -1 on a write error via *err. */
+/* Ends the run open on thread `tid` at `ts`, where its coroutine suspended at `stack` (0: not
+ * known); returns the flow that leaves it (0: no run was open, so none), or -1 on a write error
+ * via *err. */
 static uint64_t end_run(struct out_perfetto *o, uint32_t pid, uint32_t tid, uint64_t ts,
-			bool with_flow, int *err)
+			bool with_flow, uint32_t stack, int *err)
 {
 	struct entry *t = find(&o->threads, pid, tid);
 	if (!t || !t->open)
 		return 0;
 	uint64_t flow = with_flow ? o->next_flow++ : 0;
+	const struct entry *st = stack ? find(&o->stacks, pid, stack) : NULL;
 	struct te e = {.ts = ts,
 		       .track = t->uuid,
 		       .type = PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_END,
-		       .flow = flow};
+		       .flow = flow,
+		       .stack_iid = st ? st->name_iid : 0};
 	t->open = false;
 	if (put_event(o, &e) < 0)
 		*err = -1;
@@ -444,7 +470,7 @@ static uint64_t end_run(struct out_perfetto *o, uint32_t pid, uint32_t tid, uint
 static int on_switch(struct out_perfetto *o, const struct ctp_event *ev)
 {
 	int err = 0;
-	uint64_t flow = end_run(o, ev->pid, ev->tid, ev->ts, true, &err);
+	uint64_t flow = end_run(o, ev->pid, ev->tid, ev->ts, true, ev->stack, &err);
 	if (err < 0)
 		return -1;
 	return begin_run(o, ev->pid, ev->tid, ev->sw.to, ev->ts, flow);
@@ -495,6 +521,46 @@ static int on_loss(struct out_perfetto *o, const struct ctp_event *ev)
 	return put_event(o, &e);
 }
 
+/* A `stack` line: its frames as one string ("f <- g <- h"), interned now in a packet of its own,
+ * so that the ends of runs that suspended there refer to it by iid. */
+static int on_stack(struct out_perfetto *o, const struct ctp_event *ev)
+{
+	struct entry *st = get(&o->stacks, ev->pid, ev->stack_line.id);
+	if (!st)
+		return -1;
+	char text[2048];
+	size_t used = 0;
+	for (size_t i = 0; i < ev->stack_line.nframes && i < STACK_FRAMES_SHOWN; i++) {
+		const struct ctp_event_frame *fr = &ev->stack_line.frames[i];
+		char addr[24];
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, fr->addr);
+		int n = snprintf(text + used, sizeof(text) - used, "%s%s", i ? " <- " : "",
+				 fr->sym ? fr->sym : addr);
+		if (n < 0 || (size_t)n >= sizeof(text) - used)
+			break; /* a name too long for the rest: the string ends before it */
+		used += (size_t)n;
+	}
+	text[used] = '\0';
+	if (!o->cleared && put_first(o) < 0)
+		return -1;
+	st->name_iid = o->next_stack_iid++;
+	Pftrace__InternedString str = PFTRACE__INTERNED_STRING__INIT;
+	str.has_iid = 1;
+	str.iid = st->name_iid;
+	str.has_str = 1;
+	str.str.data = (uint8_t *)text;
+	str.str.len = used;
+	Pftrace__InternedString *strs[] = {&str};
+	Pftrace__InternedData in = PFTRACE__INTERNED_DATA__INIT;
+	in.n_debug_annotation_string_values = 1;
+	in.debug_annotation_string_values = strs;
+	Pftrace__TracePacket p = PFTRACE__TRACE_PACKET__INIT;
+	p.has_sequence_flags = 1;
+	p.sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE;
+	p.interned_data = &in;
+	return put_packet(o, &p);
+}
+
 static int perfetto_event(void *state, const struct ctp_event *ev)
 {
 	struct out_perfetto *o = state;
@@ -521,7 +587,7 @@ static int perfetto_event(void *state, const struct ctp_event *ev)
 			if (t && t->open && t->since > ev->ts)
 				return 0;
 			int err = 0;
-			end_run(o, ev->pid, ev->tid, ev->ts, false, &err);
+			end_run(o, ev->pid, ev->tid, ev->ts, false, 0, &err);
 			if (err < 0)
 				return -1;
 			return begin_run(o, ev->pid, ev->tid, ev->coro, ev->ts, 0);
@@ -529,6 +595,8 @@ static int perfetto_event(void *state, const struct ctp_event *ev)
 		return 0;
 	case CTP_EV_SWITCH:
 		return on_switch(o, ev);
+	case CTP_EV_STACK:
+		return on_stack(o, ev);
 	case CTP_EV_CORO_END:
 		/* The switch that leaves it (if any) comes after and needs only the thread's entry.
 		 * A thread that exited ends its run here, and its entry goes. */
@@ -537,7 +605,7 @@ static int perfetto_event(void *state, const struct ctp_event *ev)
 			struct entry *t = find(&o->threads, ev->pid, ev->tid);
 			if (t && t->open && t->coro == ev->coro && t->since <= ev->ts) {
 				int err = 0;
-				end_run(o, ev->pid, ev->tid, ev->ts, false, &err);
+				end_run(o, ev->pid, ev->tid, ev->ts, false, 0, &err);
 				if (err < 0)
 					return -1;
 			}
@@ -553,6 +621,7 @@ static int perfetto_event(void *state, const struct ctp_event *ev)
 	case CTP_EV_EXIT:
 		drop_process(&o->threads, ev->pid);
 		drop_process(&o->coros, ev->pid);
+		drop_process(&o->stacks, ev->pid);
 		drop(&o->procs, ev->pid, 0);
 		return 0;
 	default:
@@ -574,6 +643,7 @@ static void perfetto_free(void *state)
 	free_map(&o->threads);
 	free_map(&o->coros);
 	free_map(&o->procs);
+	free_map(&o->stacks);
 	free(o->buf);
 	free(o);
 }
@@ -587,6 +657,7 @@ int ctp_cat_out_perfetto_open(struct ctp_cat_output *out, FILE *f)
 	}
 	o->f = f;
 	o->next_iid = FIRST_NAME_IID;
+	o->next_stack_iid = FIRST_STACK_IID;
 	o->next_flow = 1;
 	o->next_uuid = 1;
 	*out = (struct ctp_cat_output){.state = o,

@@ -159,6 +159,41 @@ def main():
     print("ok: a flow per switch, from the run that switched to the run it resumed (%d)"
           % sum(got.values()))
 
+    # Where each run ended: the suspend stack of the switch that ended it, as one interned
+    # string ("f <- g <- ..."), the annotation "suspended at" on the run's end.
+    strings = {}
+    for p in packets:
+        for interned in p.get("interned_data", []):
+            for sv in interned.get("debug_annotation_string_values", []):
+                strings[one(sv, "iid")] = one(sv, "str")
+    # A stack id means the stack last defined under it (an exec starts the ids of its pid anew).
+    frames, want = {}, collections.Counter()
+    for l in lines:
+        if l["type"] == "stack":
+            frames[(l["pid"], l["id"])] = l["frames"]
+        elif l["type"] == "switch":
+            fr = frames.get((l["pid"], l.get("stack"))) if l.get("stack") else None
+            text = " <- ".join(f.get("sym") or f["addr"] for f in fr[:8]) if fr else None
+            want[(l["ts"], l["pid"], l["from"], text)] += 1
+
+    got = collections.Counter()
+    for ts, i, te in events:
+        if one(te, "type") != "TYPE_SLICE_END" or not te.get("flow_ids"):
+            continue
+        text = None
+        for ann in te.get("debug_annotations", []):
+            if one(ann, "name_iid") == 2:
+                text = strings.get(one(ann, "string_value_iid"))
+                if text is None:
+                    fail(f"a run's end refers to string {one(ann, 'string_value_iid')}, not interned")
+        got[(ts + start, by_name[one(te, "track_uuid")][0], by_name[one(te, "track_uuid")][1],
+             text)] += 1
+    if got != want:
+        diff = (got - want) + (want - got)
+        fail(f"where runs ended differs from the switches' stacks: {list(diff.items())[:3]}")
+    print("ok: each run's end says where it suspended, an interned stack (%d strings, %d ends)"
+          % (len(strings), sum(1 for k in got.elements() if k[3])))
+
     if closes:
         stranded = [l for l in lines if l["type"] == "fd" and l["event"] == "close"
                     and l.get("waiter")]
