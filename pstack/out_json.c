@@ -49,13 +49,8 @@ static void put_names(struct pstack_view *v, struct ctp_jsonw *w, uint32_t stack
 static void put_summary(struct pstack_view *v, struct ctp_jsonw *w)
 {
 	const struct pstack_snapshot *s = v->snap;
-	size_t count[CTP_STATE_LEFT + 1] = {0}, threads = 0;
-	for (size_t i = 0; i < s->ncoros; i++) {
-		if (s->coros[i].kind == CTP_KIND_THREAD)
-			threads++;
-		else
-			count[s->coros[i].state]++;
-	}
+	size_t count[CTP_STATE_LEFT + 1];
+	size_t threads = pstack_count_states(s, count);
 	CTP_JSONW_LIT(w, "\"summary\":{\"coroutines\":");
 	ctp_jsonw_u64(w, s->ncoros - threads);
 	CTP_JSONW_LIT(w, ",\"threads\":");

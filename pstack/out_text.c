@@ -116,13 +116,8 @@ static void put_coro(struct pstack_view *v, const struct pstack_coro *c)
 static void put_header(struct pstack_view *v)
 {
 	const struct pstack_snapshot *s = v->snap;
-	size_t count[CTP_STATE_LEFT + 1] = {0}, threads = 0;
-	for (size_t i = 0; i < s->ncoros; i++) {
-		if (s->coros[i].kind == CTP_KIND_THREAD)
-			threads++;
-		else
-			count[s->coros[i].state]++;
-	}
+	size_t count[CTP_STATE_LEFT + 1];
+	size_t threads = pstack_count_states(s, count);
 	fprintf(v->out, "pid %" PRIu32 " (%s): %zu coroutines", s->pid, v->command,
 		s->ncoros - threads);
 	const char *sep = ": ";

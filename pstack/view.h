@@ -33,6 +33,10 @@ const char *pstack_kind_name(uint32_t kind);
 /* The word for a wait operation, "?" when unknown. */
 const char *pstack_op_name(uint32_t op);
 
+/* How many coroutines of the snapshot are in each state (count[state], threads not counted);
+ * returns how many threads' own stacks it holds. */
+size_t pstack_count_states(const struct pstack_snapshot *s, size_t count[CTP_STATE_LEFT + 1]);
+
 void pstack_write_text(struct pstack_view *v);
 void pstack_write_json(struct pstack_view *v);
 

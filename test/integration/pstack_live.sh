@@ -9,17 +9,6 @@ source "$(dirname "$0")/report_lib.sh"
 PSTACK=$CTP_BUILD_DIR/pstack/ctp-pstack
 PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so
 
-# wait_line FILE PATTERN: waits (bounded: 30 s) until FILE has a line matching PATTERN.
-wait_line() {
-	for _ in $(seq 600); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "no line '$2' in $1:" >&2
-	cat "$1" >&2 || true
-	return 1
-}
-
 # ms_of COMMAND...: runs COMMAND three times, its output to $WORK/ms.out; prints the fewest
 # milliseconds a run took. The budget is ctp-pstack's own cost: on a machine shared with other
 # work one run can wait for a CPU far longer than it computes.
@@ -37,16 +26,7 @@ ms_of() {
 
 # --- The lost-wakeup server, hanging -----------------------------------------------------------
 K=47
-"$CTP_RUN" -o "$WORK/lw.jsonl.zst" "$EXAMPLE/server" --port-file "$WORK/lw.port" \
-	>"$WORK/lw.out" 2>"$WORK/lw.err" &
-run_pid=$!
-at_exit kill $run_pid
-wait_line "$WORK/lw.port" '^[0-9]'
-mkfifo "$WORK/hold"
-"$EXAMPLE/client" --hold "$(cat "$WORK/lw.port")" <"$WORK/hold" >"$WORK/client.out" 2>&1 &
-client_pid=$!
-exec 3>"$WORK/hold" # the client holds until this closes
-wait_line "$WORK/client.out" '^client: holding'
+hang_example
 server=$(pgrep -P $run_pid -x server)
 
 pstack_status=0

@@ -47,3 +47,30 @@ report() {
 rq() {
 	jq -r "$2" "$WORK/$1.json"
 }
+
+# wait_line FILE PATTERN: waits (bounded: 30 s) until FILE has a line matching PATTERN.
+wait_line() {
+	for _ in $(seq 600); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "no line '$2' in $1:" >&2
+	cat "$1" >&2 || true
+	return 1
+}
+
+# hang_example: the lost-wakeup server under ctp-run (trace $WORK/lw.jsonl.zst, output
+# $WORK/lw.out), hanging with its 47 stranded coroutines while the example's client holds on
+# (until fd 3, a fifo it reads, is closed: exec 3>&-). Sets run_pid (ctp-run) and client_pid.
+hang_example() {
+	"$CTP_RUN" -o "$WORK/lw.jsonl.zst" "$EXAMPLE/server" --port-file "$WORK/lw.port" \
+		>"$WORK/lw.out" 2>"$WORK/lw.err" &
+	run_pid=$!
+	at_exit kill $run_pid
+	wait_line "$WORK/lw.port" '^[0-9]'
+	mkfifo "$WORK/hold"
+	"$EXAMPLE/client" --hold "$(cat "$WORK/lw.port")" <"$WORK/hold" >"$WORK/client.out" 2>&1 &
+	client_pid=$!
+	exec 3>"$WORK/hold" # the client holds until this closes
+	wait_line "$WORK/client.out" '^client: holding'
+}

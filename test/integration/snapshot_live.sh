@@ -7,16 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/report_lib.sh"
 
-# wait_line FILE PATTERN: waits (bounded: 30 s) until FILE has a line matching PATTERN.
-wait_line() {
-	for _ in $(seq 600); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "no line '$2' in $1" >&2
-	return 1
-}
-
 # live_lines TYPE: how many lines of TYPE the live trace holds now (ctp-cat says it is
 # incomplete: it is still being written).
 live_lines() {
@@ -25,16 +15,7 @@ live_lines() {
 }
 
 K=47
-"$CTP_RUN" -o "$WORK/lw.jsonl.zst" "$EXAMPLE/server" --port-file "$WORK/lw.port" \
-	>"$WORK/lw.out" 2>"$WORK/lw.err" &
-run_pid=$!
-at_exit kill $run_pid
-wait_line "$WORK/lw.port" '^[0-9]'
-mkfifo "$WORK/hold"
-"$EXAMPLE/client" --hold "$(cat "$WORK/lw.port")" <"$WORK/hold" >"$WORK/client.out" 2>&1 &
-client_pid=$!
-exec 3>"$WORK/hold"
-wait_line "$WORK/client.out" '^client: holding'
+hang_example
 collector=$(pgrep -P $run_pid -x ctp-collector)
 
 expect_eq "no snapshot before it is asked for" 0 "$(live_lines snapshot)"
