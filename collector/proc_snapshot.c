@@ -5,6 +5,7 @@
  * coroutine is marked final and no end is written; a coroutine that ended, or left by
  * setcontext without waiting on an fd (ended or not, only its process's end can tell), is left
  * to the events. */
+#include "collector/deferred_stacks.h"
 #include "collector/proc.h"
 #include "collector/records.h"
 #include "ctp/clock.h"
@@ -35,8 +36,10 @@ static void state_now(struct ctp_proc *p, const struct ctp_station_snapshot *s, 
 	/* A running coroutine's wait is over even when it has not switched since. */
 	if (state == CTP_STATE_RUNNING)
 		l.wait_fd = -1;
-	if (state == CTP_STATE_SUSPENDED && s->stack_len > 0)
-		l.stack = ctp_proc_intern_stack(p, s->frames, s->stack_len);
+	/* The stack its last switch line got, when that suspend lasts (unwound by the collector
+	 * from the saved context), as for the final states; else the station's. */
+	if (state == CTP_STATE_SUSPENDED)
+		l.stack = ctp_deferred_state_stack(p, s);
 	ctp_emit_state(&p->c->em, &l);
 }
 

@@ -38,6 +38,9 @@ expect_eq "exactly $K lost wakeups on the live trace" $K \
 expect_eq "certain, though the trace is still being written" "false:0" \
 	"$(r '"\(.summary.uncertain):\([.findings[] | select(.uncertain)] | length)"')"
 live_fds=$(r '[.findings[] | select(.kind == "lost_wakeup") | .fd] | sort | map(tostring) | join(" ")')
+expect_eq "each with its whole suspend stack, not only the call site" $K \
+	"$(r '[.findings[] | select(.kind == "lost_wakeup" and .stack[0] == "sched_wait_readable"
+		and (.stack | index("conn_main")))] | length')"
 
 exec 3>&-
 client_status=0
