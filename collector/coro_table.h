@@ -1,4 +1,4 @@
-/* What the collector remembers of each coroutine of one process: a compact record (32 bytes),
+/* What the collector remembers of each coroutine of one process: a compact record (64 bytes),
  * so that memory grows with the number of coroutines, never with the number of switches. It is
  * enough to write the final `state` line of a coroutine whose station has been recycled. */
 #ifndef CTP_COLLECTOR_CORO_TABLE_H
@@ -26,6 +26,10 @@ struct ctp_coro {
 	 * (deferred_stacks.c); 0 = none. */
 	uint32_t deferred_stack;
 	uint32_t deferred_epoch;
+	/* The last two places it was unwound at in the collector, most recent first: a key of the
+	 * call site and the stack pointer there (deferred_stacks.c), and the stack found. */
+	uint64_t walked_key[2];
+	uint32_t walked_stack[2];
 };
 
 struct ctp_coro_table {

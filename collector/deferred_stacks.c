@@ -8,6 +8,7 @@
 #include "ctp/atomics.h"
 #include "ctp/stackwalk.h"
 #include "ctp/station.h"
+#include "ctp/xalloc.h"
 
 enum walk_state {
 	WALK_UNTRIED = 0,
@@ -108,12 +109,130 @@ static void refused(struct ctp_proc *p)
 	ctp_deferred_memory_gone(p);
 }
 
-static uint32_t walk_remote(struct ctp_proc *p, const struct ctp_station_snapshot *s,
-			    uint32_t station, uint64_t *frames, uint32_t max)
+/* Where a suspend is, as a key: its call site and the stack pointer there (the stack's depth,
+ * which tells apart the paths that lead to one call site), mixed into 64 bits. The stack
+ * pointer may be any fixed point of the suspend's frame: the saved context's address when that
+ * lies on the stack, else the saved stack pointer. */
+static uint64_t place_key(uint64_t call_site, uint64_t sp)
+{
+	uint64_t k = call_site * 0x9e3779b97f4a7c15ull ^ sp;
+	k ^= k >> 29;
+	return k * 0xbf58476d1ce4e5b9ull | 1; /* never 0: 0 is an empty entry */
+}
+
+/* Where the return addresses of a stack the collector unwound lay, as offsets from the anchor of
+ * the place it was unwound at (the stack pointer there, see place_key): the words to read again
+ * to know whether a coroutine back at that place has the same stack. The first walk's, per
+ * stack id. */
+struct ctp_walked_layout {
+	uint32_t n; /* frames 1 .. n - 1 are checked; frame 0 is the call site itself */
+	struct {
+		uint64_t pc;
+		uint64_t off;
+	} frame[]; /* [n], frame[0] unused */
+};
+
+/* An anchor's offset to a return address lies within a stack: anything else is no layout. */
+enum { LAYOUT_SPAN_MAX = 1u << 30 };
+
+static void note_layout(struct ctp_proc *p, uint32_t id, uint64_t anchor, const uint64_t *pcs,
+			const uint64_t *slots, uint32_t n)
+{
+	if (id - 1 < p->layouts_cap && p->layouts[id - 1])
+		return;
+	for (uint32_t k = 1; k < n; k++)
+		if (slots[k] <= anchor || slots[k] - anchor >= LAYOUT_SPAN_MAX)
+			return;
+	if (id > p->layouts_cap) {
+		size_t cap = p->layouts_cap ? p->layouts_cap : 64;
+		while (cap < id)
+			cap *= 2;
+		p->layouts = ctp_xrealloc(p->layouts, cap * sizeof(*p->layouts));
+		memset(p->layouts + p->layouts_cap, 0,
+		       (cap - p->layouts_cap) * sizeof(*p->layouts));
+		p->layouts_cap = cap;
+	}
+	struct ctp_walked_layout *l = ctp_xcalloc(1, sizeof(*l) + n * sizeof(l->frame[0]));
+	l->n = n;
+	for (uint32_t k = 1; k < n; k++) {
+		l->frame[k].pc = pcs[k];
+		l->frame[k].off = slots[k] - anchor;
+	}
+	p->layouts[id - 1] = l;
+}
+
+void ctp_deferred_free(struct ctp_proc *p)
+{
+	for (size_t i = 0; i < p->layouts_cap; i++)
+		free(p->layouts[i]);
+	free(p->layouts);
+	p->layouts = NULL;
+	p->layouts_cap = 0;
+}
+
+/* Whether stack `id` is still what lies in memory above `anchor`: each of its return addresses
+ * where the walk found it. One read of the process, instead of a walk. */
+static bool still_laid_out(struct ctp_proc *p, uint32_t id, uint64_t anchor)
+{
+	const struct ctp_walked_layout *l = id - 1 < p->layouts_cap ? p->layouts[id - 1] : NULL;
+	if (!l)
+		return false;
+	uint64_t addrs[CTP_MAX_STACK_DEPTH], words[CTP_MAX_STACK_DEPTH];
+	uint32_t m = l->n - 1;
+	for (uint32_t k = 0; k < m; k++)
+		addrs[k] = anchor + l->frame[k + 1].off;
+	if (!ctp_read_pid_words(p->pid, addrs, m, words))
+		return false;
+	for (uint32_t k = 0; k < m; k++)
+		if (words[k] != l->frame[k + 1].pc)
+			return false;
+	return true;
+}
+
+/* The stack coroutine c had the last times it was unwound at this place, if it is still the
+ * one in memory; 0 otherwise. A coroutine that suspends again and again at one place (a
+ * server's read, a channel's pop) mostly has the same stack there, but not always: two callers
+ * whose frames are equal in size reach a call site at the same depth. */
+static uint32_t walked_before(struct ctp_proc *p, struct ctp_coro *c, uint64_t key, uint64_t anchor)
+{
+	if (!c || !key)
+		return 0;
+	for (int k = 0; k < 2; k++)
+		if (c->walked_key[k] == key)
+			return still_laid_out(p, c->walked_stack[k], anchor) ? c->walked_stack[k]
+									     : 0;
+	return 0;
+}
+
+static void note_walked(struct ctp_coro *c, uint64_t key, uint32_t stack)
+{
+	if (!c)
+		return;
+	if (c->walked_key[0] != key) {
+		c->walked_key[1] = c->walked_key[0];
+		c->walked_stack[1] = c->walked_stack[0];
+		c->walked_key[0] = key;
+	}
+	c->walked_stack[0] = stack;
+}
+
+/* The interned whole stack of snapshot s, unwound from its saved context in the live process
+ * (or known from an earlier unwind at the same place); 0 when it cannot be had. */
+static uint32_t walk_remote(struct ctp_proc *p, struct ctp_coro *c,
+			    const struct ctp_station_snapshot *s, uint32_t station)
 {
 	struct ctp_stackwalk *w = walker(p);
-	if (!w || s->ctx_kind == CTP_CTX_NONE)
+	int depth = ctp_proc_stack_depth(p);
+	if (!w || s->ctx_kind == CTP_CTX_NONE || depth <= 1)
 		return 0;
+	/* A context saved on the coroutine's own stack (an fcontext) tells the depth by its own
+	 * address: the place is known without reading the process. */
+	bool ctx_on_stack = s->saved_ctx >= s->stack_lo && s->saved_ctx < s->stack_hi;
+	uint64_t anchor = ctx_on_stack ? s->saved_ctx : 0;
+	uint64_t key = ctx_on_stack ? place_key(s->frames[0], anchor) : 0;
+	uint32_t id = walked_before(p, c, key, anchor);
+	if (id)
+		return id;
 	struct ctp_regs regs;
 	void *pid_arg = (void *)(uintptr_t)p->pid;
 	if (!ctp_regs_from_context(ctp_read_pid_memory, pid_arg, s->ctx_kind, s->saved_ctx,
@@ -124,14 +243,24 @@ static uint32_t walk_remote(struct ctp_proc *p, const struct ctp_station_snapsho
 			ctp_deferred_memory_gone(p);
 		return 0;
 	}
-	uint32_t n =
-		ctp_stackwalk_run(w, &regs, s->stack_lo, s->stack_hi, s->frames[0], frames, max);
+	if (!ctx_on_stack) {
+		anchor = regs.rsp;
+		key = place_key(s->frames[0], anchor);
+		if ((id = walked_before(p, c, key, anchor)))
+			return id;
+	}
+	uint64_t frames[CTP_MAX_STACK_DEPTH], slots[CTP_MAX_STACK_DEPTH];
+	uint32_t n = ctp_stackwalk_run_slots(w, &regs, s->stack_lo, s->stack_hi, s->frames[0],
+					     frames, slots, (uint32_t)depth);
 	/* The walk raced with a resume: it may have read a mix of two stacks. */
 	struct ctp_station_snapshot after;
-	if (n == 0 || !station_by_index(p, station, &after) ||
+	if (n <= 1 || !station_by_index(p, station, &after) ||
 	    !same_suspend(&after, s->coro, (uint32_t)s->switches, s->frames[0]))
 		return 0;
-	return n;
+	id = ctp_proc_intern_stack(p, frames, n);
+	note_layout(p, id, anchor, frames, slots, n);
+	note_walked(c, key, id);
+	return id;
 }
 
 uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station, uint32_t epoch,
@@ -141,20 +270,13 @@ uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station,
 	if (station == UINT32_MAX || !maybe_same_suspend(p, station, coro, epoch) ||
 	    !station_by_index(p, station, &s) || !same_suspend(&s, coro, epoch, call_site))
 		return 0;
-	uint64_t frames[CTP_MAX_STACK_DEPTH];
-	uint32_t n = 0;
-	if (s.stack_kind == CTP_STACK_DEFERRED) {
-		n = s.stack_len;
-		memcpy(frames, s.frames, n * sizeof(*frames));
-	} else if (s.stack_kind == CTP_STACK_CALL_SITE) {
-		int depth = ctp_proc_stack_depth(p);
-		n = walk_remote(p, &s, station, frames, depth > 0 ? (uint32_t)depth : 0);
-	}
-	if (n <= 1)
-		return 0;
-	uint32_t id = ctp_proc_intern_stack(p, frames, n);
 	struct ctp_coro *c = ctp_coro_find(&p->coros, coro);
-	if (c) {
+	uint32_t id = 0;
+	if (s.stack_kind == CTP_STACK_DEFERRED && s.stack_len > 1)
+		id = ctp_proc_intern_stack(p, s.frames, s.stack_len);
+	else if (s.stack_kind == CTP_STACK_CALL_SITE)
+		id = walk_remote(p, c, &s, station);
+	if (id && c) {
 		c->deferred_stack = id;
 		c->deferred_epoch = epoch;
 	}

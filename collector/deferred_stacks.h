@@ -22,6 +22,9 @@ uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station,
  * station's own; 0 for none. */
 uint32_t ctp_deferred_state_stack(struct ctp_proc *p, const struct ctp_station_snapshot *s);
 
+/* Frees what the unwinding of process p remembers (at the process's end). */
+void ctp_deferred_free(struct ctp_proc *p);
+
 /* The process's memory is gone (its end, or an exec): no more reading it. */
 void ctp_deferred_memory_gone(struct ctp_proc *p);
 

@@ -69,6 +69,7 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 void ctp_proc_free(struct ctp_proc *p)
 {
 	ctp_deferred_memory_gone(p);
+	ctp_deferred_free(p);
 	ctp_harvest_fini(&p->hv);
 	ctp_segmap_unmap(&p->view);
 	if (p->memfd >= 0)

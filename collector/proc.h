@@ -55,7 +55,9 @@ struct ctp_proc {
 
 	/* Reading its memory for stacks (deferred_stacks.c). */
 	struct ctp_stackwalk *walker;
-	uint8_t walk_state; /* enum in deferred_stacks.c */
+	uint8_t walk_state;		    /* enum in deferred_stacks.c */
+	struct ctp_walked_layout **layouts; /* [stack id - 1], NULL where none is known */
+	size_t layouts_cap;
 
 	/* Filled by ctp_proc_write_states: coroutines whose station said running. */
 	uint64_t running[CTP_PROC_MAX_RUNNING];

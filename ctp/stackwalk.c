@@ -25,7 +25,7 @@ struct ctp_stackwalk {
 	/* The walk under way. */
 	const struct ctp_regs *regs;
 	uint64_t lo, hi, call_site;
-	uint64_t *pcs;
+	uint64_t *pcs, *slots;
 	uint32_t max, n, skipped;
 	bool found;
 };
@@ -38,6 +38,18 @@ bool ctp_read_pid_memory(void *arg, uint64_t addr, void *buf, size_t len)
 	if (got >= 0 && (size_t)got != len)
 		errno = EFAULT;
 	return got >= 0 && (size_t)got == len;
+}
+
+bool ctp_read_pid_words(uint32_t pid, const uint64_t *addrs, uint32_t n, uint64_t *out)
+{
+	struct iovec remote[64];
+	if (n == 0 || n > 64)
+		return n == 0;
+	for (uint32_t i = 0; i < n; i++)
+		remote[i] = (struct iovec){.iov_base = (void *)(uintptr_t)addrs[i], .iov_len = 8};
+	struct iovec local = {.iov_base = out, .iov_len = 8 * (size_t)n};
+	ssize_t got = process_vm_readv((pid_t)pid, &local, 1, remote, n, 0);
+	return got == (ssize_t)(8 * (size_t)n);
 }
 
 bool ctp_regs_from_context(ctp_mem_read_fn read, void *arg, uint32_t ctx_kind, uint64_t ctx,
@@ -189,12 +201,24 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 			return ++w->skipped >= OWN_FRAMES_MAX ? DWARF_CB_ABORT : DWARF_CB_OK;
 		w->found = true;
 	}
+	if (w->slots) {
+		Dwarf_Word sp = 0;
+		w->slots[w->n] =
+			w->n > 0 && dwfl_frame_reg(state, DW_RSP, &sp) == 0 && sp >= 8 ? sp - 8 : 0;
+	}
 	w->pcs[w->n++] = pc;
 	return w->n >= w->max ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 uint32_t ctp_stackwalk_run(struct ctp_stackwalk *w, const struct ctp_regs *regs, uint64_t lo,
 			   uint64_t hi, uint64_t call_site, uint64_t *pcs, uint32_t max)
+{
+	return ctp_stackwalk_run_slots(w, regs, lo, hi, call_site, pcs, NULL, max);
+}
+
+uint32_t ctp_stackwalk_run_slots(struct ctp_stackwalk *w, const struct ctp_regs *regs, uint64_t lo,
+				 uint64_t hi, uint64_t call_site, uint64_t *pcs, uint64_t *slots,
+				 uint32_t max)
 {
 	if (!w || max == 0 || hi <= lo || hi - lo < 8 || regs->rsp < lo || regs->rsp >= hi)
 		return 0;
@@ -214,6 +238,7 @@ uint32_t ctp_stackwalk_run(struct ctp_stackwalk *w, const struct ctp_regs *regs,
 	w->hi = hi;
 	w->call_site = call_site;
 	w->pcs = pcs;
+	w->slots = slots;
 	w->max = max;
 	w->n = 0;
 	w->skipped = 0;

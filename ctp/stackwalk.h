@@ -30,6 +30,9 @@ bool ctp_regs_from_context(ctp_mem_read_fn read, void *arg, uint32_t ctx_kind, u
  * (EPERM: not allowed to read it, ESRCH: gone). */
 bool ctp_read_pid_memory(void *arg, uint64_t addr, void *buf, size_t len);
 
+/* The 8-byte words at addrs[0..n) (n <= 64) of process pid, in one process_vm_readv. */
+bool ctp_read_pid_words(uint32_t pid, const uint64_t *addrs, uint32_t n, uint64_t *out);
+
 struct ctp_stackwalk;
 
 /* A walker for live process pid, its modules read from /proc/PID/maps; NULL on failure. */
@@ -42,5 +45,13 @@ void ctp_stackwalk_close(struct ctp_stackwalk *w);
  * not among the first few frames (the context no longer holds that suspend). */
 uint32_t ctp_stackwalk_run(struct ctp_stackwalk *w, const struct ctp_regs *regs, uint64_t lo,
 			   uint64_t hi, uint64_t call_site, uint64_t *pcs, uint32_t max);
+
+/* The same walk, also telling where in memory each return address was read: slots[k] for
+ * pcs[k], k >= 1 (the caller's stack pointer, less 8); slots[0] = 0, the call site coming from
+ * the context; a slot libdwfl cannot tell is 0. Reading those words again later says cheaply
+ * whether the stack is still the same. */
+uint32_t ctp_stackwalk_run_slots(struct ctp_stackwalk *w, const struct ctp_regs *regs, uint64_t lo,
+				 uint64_t hi, uint64_t call_site, uint64_t *pcs, uint64_t *slots,
+				 uint32_t max);
 
 #endif
