@@ -159,24 +159,6 @@ switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from
 	t->current = to;
 }
 
-/* Whether to unwind the whole stack on this switch, by default (stacks=lasting): only the first
- * time the coroutine suspends at this point (call site and stack depth, which tell apart the
- * paths that lead to one call site), so that the history shows every coroutine's functions at
- * least once at each place it waits, while a coroutine that suspends again and again at the
- * same place (a loop) costs only its call site. The rest is unwound later, from the saved
- * context, if the coroutine stays suspended. Only the thread running the coroutine touches
- * unwound_at. */
-static inline __attribute__((always_inline)) bool
-first_time_here(struct ctp_station *s, const struct ctp_suspend_point *at)
-{
-	uint64_t key = at->call_site ^ (at->ret_slot << 16);
-	if (__builtin_expect(key == s->unwound_at[0] || key == s->unwound_at[1], 1))
-		return false;
-	s->unwound_at[1] = s->unwound_at[0];
-	s->unwound_at[0] = key;
-	return true;
-}
-
 /* The stack a switch records of the coroutine it suspends: its call site (free: the hook's
  * return address), or the whole stack, unwound here (~90 ns), the first time it suspends at a
  * point, or on every switch with stacks=every-switch. */
@@ -191,7 +173,7 @@ static inline __attribute__((always_inline)) void switch_from(struct ctp_thread 
 	uint32_t depth = ctp_proc.config.stack_depth;
 	if (depth) {
 		if (ctp_proc.config.stacks_every_switch ||
-		    first_time_here(ctp_station_at(t->current), at)) {
+		    ctp_first_time_here(ctp_station_at(t->current), at->call_site, at->ret_slot)) {
 			n = ctp_unwind_from(frames, depth, at->call_site);
 			kind = CTP_STACK_AT_SWITCH;
 		}

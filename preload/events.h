@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "ctp/segment.h"
+#include "ctp/station.h"
 #include "preload/compiler.h"
 #include "preload/segment.h"
 #include "preload/threads.h"
@@ -28,6 +29,25 @@ struct ctp_suspend_point {
 	uint64_t ctx;
 	uint32_t ctx_kind;
 };
+/* Whether to unwind the whole stack here, by default (stacks=lasting): only the first time the
+ * coroutine of station s suspends or waits at this place (call site, and the stack's depth
+ * there, which tells apart most paths that lead to one call site), so that the history shows
+ * every coroutine's functions at least once at each place it waits, while a coroutine that
+ * waits again and again at the same place (a loop) costs only its call site. What is not
+ * unwound here is unwound later from the saved context if the coroutine stays suspended (and
+ * checked there against memory: two callers can reach a call site at the same depth). Only
+ * the thread running the coroutine touches unwound_at. */
+static inline __attribute__((always_inline)) bool
+ctp_first_time_here(struct ctp_station *s, uint64_t call_site, uint64_t depth)
+{
+	uint64_t key = call_site ^ (depth << 16);
+	if (__builtin_expect(key == s->unwound_at[0] || key == s->unwound_at[1], 1))
+		return false;
+	s->unwound_at[1] = s->unwound_at[0];
+	s->unwound_at[0] = key;
+	return true;
+}
+
 /* A switch at `now` on thread t from t->current to `to`: the current coroutine's suspend point
  * (and, with stacks=every-switch, its whole stack, unwound here), both stations, the SWITCH
  * record; t->current becomes `to`. Hooks read the clock before they look the target up, so

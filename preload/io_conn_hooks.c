@@ -45,7 +45,7 @@ CTP_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 	CTP_REAL(connect);
 	int rc = real_connect(fd, addr, addrlen);
 	if (CTP_UNLIKELY(rc < 0 && errno == EINPROGRESS))
-		ctp_io_would_block(fd, CTP_OP_CONNECT);
+		ctp_io_would_block(fd, CTP_OP_CONNECT, CTP_IO_CALLER());
 	else
 		ctp_io_after(fd, rc, CTP_OP_CONNECT);
 	return rc;

@@ -48,7 +48,7 @@ static inline __attribute__((always_inline)) void after_poll(struct pollfd *fds,
 		return;
 	if (rc == 0 && zero_timeout && nfds == 1 && fds[0].fd >= 0) {
 		polled(fds[0].fd);
-		ctp_io_would_block(fds[0].fd, CTP_OP_POLL);
+		ctp_io_would_block(fds[0].fd, CTP_OP_POLL, CTP_IO_CALLER());
 		return;
 	}
 	for (nfds_t i = 0; i < nfds; i++) {
@@ -136,7 +136,7 @@ static inline __attribute__((always_inline)) void after_select(const struct sele
 			ctp_io_ready(fd, s);
 	}
 	if (rc == 0 && zero_timeout && count == 1)
-		ctp_io_would_block(only, CTP_OP_POLL);
+		ctp_io_would_block(only, CTP_OP_POLL, CTP_IO_CALLER());
 }
 
 CTP_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout)

@@ -18,6 +18,7 @@
 #include "ctp/atomics.h"
 #include "ctp/segment.h"
 #include "ctp/station.h"
+#include "preload/events.h"
 #include "preload/fd_table.h"
 #include "preload/io_epoll_keys.h"
 #include "preload/io_record.h"
@@ -134,7 +135,25 @@ static bool polls_each_run(struct ctp_fd_slot *slot, uint32_t idx, const struct 
 	return false;
 }
 
-__attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op)
+/* The stack of a would-block: its call site, and the whole stack the first time the coroutine
+ * waits at that place (or every time with stacks=every-switch), as for a switch (events.c). */
+static uint32_t would_block_stack(struct ctp_station *s, uint64_t call_site, uint64_t depth,
+				  uint64_t *frames)
+{
+	uint32_t max = ctp_proc.config.stack_depth, n = 0;
+	if (max == 0 || call_site == 0)
+		return 0;
+	if (ctp_proc.config.stacks_every_switch || ctp_first_time_here(s, call_site, depth))
+		n = ctp_unwind_from(frames, max, call_site);
+	if (n == 0) {
+		frames[0] = call_site;
+		n = 1;
+	}
+	return n;
+}
+
+__attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op, uint64_t call_site,
+						  uint64_t depth)
 {
 	int saved = errno;
 	struct ctp_thread *t = ctp_thread_get();
@@ -159,7 +178,7 @@ __attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op)
 	busy(t);
 	begin_wait(idx, s, fd, op);
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
-	uint32_t n = ctp_unwind(frames, ctp_proc.config.stack_depth, OWN_FRAMES);
+	uint32_t n = would_block_stack(s, call_site, depth, frames);
 	emit_fd(t, CTP_FD_WOULD_BLOCK, fd, op, 0, frames, n);
 	idle(t);
 out:

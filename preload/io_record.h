@@ -13,7 +13,13 @@
 /* The rare paths of the I/O hooks (io_record.c). Each keeps errno and records nothing on a
  * thread that is not tracing. Called straight from a hook, so that the stack they record
  * starts at the hook's caller. */
-CTP_HIDDEN void ctp_io_would_block(int fd, uint32_t op);
+
+/* A would-block: the calling coroutine now waits on fd. `call_site` and `depth` come from
+ * CTP_IO_CALLER in the hook: where the program called it, and how deep its stack was there. */
+CTP_HIDDEN void ctp_io_would_block(int fd, uint32_t op, uint64_t call_site, uint64_t depth);
+/* Only in a hook, or in a function always inlined into one: what ctp_io_would_block wants to
+ * know of the hook's caller, for free. */
+#define CTP_IO_CALLER() (uint64_t) __builtin_return_address(0), (uint64_t)__builtin_frame_address(0)
 CTP_HIDDEN void ctp_io_succeeded(int fd, struct ctp_fd_slot *s);
 /* Before the program closes fd (or dup2s over it): what is known of fd now... */
 struct ctp_fd_closing {
@@ -42,11 +48,11 @@ CTP_HIDDEN void ctp_io_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint
 
 /* After a read- or write-like call on fd returned rc, errno as it left it: nothing but two
  * loads unless the call would have blocked or fd has a waiter. */
-static inline void ctp_io_after(int fd, long rc, uint32_t op)
+static inline __attribute__((always_inline)) void ctp_io_after(int fd, long rc, uint32_t op)
 {
 	if (CTP_UNLIKELY(rc < 0)) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			ctp_io_would_block(fd, op);
+			ctp_io_would_block(fd, op, CTP_IO_CALLER());
 		return;
 	}
 	struct ctp_fd_slot *s = ctp_fd_slot(fd);

@@ -1,7 +1,12 @@
 /* errno: with errno set to a sentinel, makecontext, switches there and back, and hooked I/O
- * calls that succeed leave it alone; a failing read on a bad fd leaves exactly EBADF. */
+ * calls that succeed leave it alone; a failing read on a bad fd leaves exactly EBADF; calls
+ * that would block, in a coroutine (where the tracer records a wait, and unwinds the stack the
+ * first time at a place only), leave exactly EAGAIN, the first time and the next ones. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -12,6 +17,7 @@ enum { SENTINEL = 4242 };
 
 static ucontext_t main_ctx, co_ctx;
 static char co_stack[64 * 1024];
+static int empty_pipe[2], quiet_pair[2]; /* non-blocking, nothing ever written */
 
 #define SHOW(what, call)                                                                           \
 	do {                                                                                       \
@@ -29,13 +35,21 @@ static void co_body(void)
 	swapcontext(&co_ctx, &main_ctx);
 	e = errno;
 	printf("%-28s errno %d\n", "in coroutine, resumed", e);
+	char c;
+	for (int i = 0; i < 3; i++) {
+		SHOW("read would block", read(empty_pipe[0], &c, 1));
+		SHOW("recv would block", recv(quiet_pair[0], &c, 1, 0));
+		struct pollfd pfd = {.fd = quiet_pair[0], .events = POLLIN};
+		SHOW("poll, zero timeout", poll(&pfd, 1, 0));
+	}
 	errno = SENTINEL;
 }
 
 int main(void)
 {
 	int p[2];
-	if (pipe(p) != 0)
+	if (pipe(p) != 0 || pipe2(empty_pipe, O_NONBLOCK) != 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, quiet_pair) != 0)
 		return 2;
 	getcontext(&co_ctx);
 	co_ctx.uc_stack.ss_sp = co_stack;
