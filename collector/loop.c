@@ -676,11 +676,12 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		close(o->ready_fd);
 	}
 	/* What takes time comes after "ready", off the program's start: the program runs while
-	 * the collector calibrates and stocks its spool (its hello waits in the socket). */
+	 * the collector stocks its spool (its hello waits in the socket). */
 #if defined(__x86_64__) || defined(__i386__)
 	/* Segments that record raw TSC readings are converted with our own measure of its
-	 * rate, refined every tick. */
-	ctp_tsc_model_init(&L.c.tsc, 20);
+	 * rate, refined every tick: measured from now to the first conversion, without waiting
+	 * (ctp_collector_tsc). */
+	ctp_tsc_model_begin(&L.c.tsc);
 	L.c.have_tsc = true;
 #endif
 	ctp_harvester_room_freed(&L.H); /* starts stocking the spool's pool of touched chunks */

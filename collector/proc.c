@@ -197,7 +197,7 @@ void ctp_proc_release_ordered(struct ctp_proc *p)
 	uint64_t now, lag;
 	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc) {
 		now = ctp_tsc();
-		lag = (uint64_t)((double)REORDER_LAG_NS / p->c->tsc.ns_per_tick);
+		lag = (uint64_t)((double)REORDER_LAG_NS / ctp_collector_tsc(p->c)->ns_per_tick);
 	} else {
 		now = ctp_monotonic_ns();
 		lag = REORDER_LAG_NS;

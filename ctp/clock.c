@@ -87,8 +87,18 @@ static void add_piece(struct ctp_tsc_model *m, struct ctp_tsc_piece p)
 
 void ctp_tsc_model_init(struct ctp_tsc_model *m, unsigned calibrate_ms)
 {
+	ctp_tsc_model_begin(m);
+	ctp_tsc_model_finish(m, calibrate_ms);
+}
+
+void ctp_tsc_model_begin(struct ctp_tsc_model *m)
+{
 	memset(m, 0, sizeof(*m));
 	sample(&m->cal_tsc, &m->cal_ns);
+}
+
+void ctp_tsc_model_finish(struct ctp_tsc_model *m, unsigned calibrate_ms)
+{
 	uint64_t tsc, ns;
 	do
 		sample(&tsc, &ns);
@@ -118,6 +128,10 @@ void ctp_tsc_model_update_with(struct ctp_tsc_model *m, uint64_t tsc, uint64_t n
 
 void ctp_tsc_model_update(struct ctp_tsc_model *m)
 {
+	if (!ctp_tsc_model_has_rate(m)) {
+		ctp_tsc_model_finish(m, 1);
+		return;
+	}
 	uint64_t tsc, ns;
 	sample(&tsc, &ns);
 	ctp_tsc_model_update_with(m, tsc, ns);

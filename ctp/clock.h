@@ -54,6 +54,15 @@ struct ctp_tsc_model {
 
 /* Takes the anchor and a first rate by watching both clocks for `calibrate_ms`. */
 void ctp_tsc_model_init(struct ctp_tsc_model *m, unsigned calibrate_ms);
+/* The same in two halves, so that the wait costs nothing: _begin takes the anchor; the model
+ * has no rate (count == 0) until _finish, which measures it from the anchor to now, spinning
+ * only if the anchor is less than `calibrate_ms` old. */
+void ctp_tsc_model_begin(struct ctp_tsc_model *m);
+void ctp_tsc_model_finish(struct ctp_tsc_model *m, unsigned calibrate_ms);
+static inline bool ctp_tsc_model_has_rate(const struct ctp_tsc_model *m)
+{
+	return m->count > 0;
+}
 /* Refines the model with a fresh reading of both clocks... */
 void ctp_tsc_model_update(struct ctp_tsc_model *m);
 /* ...or with a given pair (tsc, ns) read at one moment. */

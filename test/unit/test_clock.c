@@ -77,6 +77,34 @@ static void converts_to_monotonic_within_a_millisecond(void **state)
 	assert_true(err > -TOLERANCE_NS && err < TOLERANCE_NS);
 }
 
+/* The collector's way: the anchor at its start, the rate when it first converts. Time that
+ * passed in between (a sleep here, the program starting there) is calibration time, not
+ * spent again: finishing a model begun 30 ms ago waits for nothing, and its rate is as good. */
+static void begun_then_finished_later(void **state)
+{
+	(void)state;
+	require_invariant_tsc();
+	struct ctp_tsc_model m;
+	ctp_tsc_model_begin(&m);
+	assert_false(ctp_tsc_model_has_rate(&m));
+	sleep_ms(30);
+	uint64_t t0 = ctp_monotonic_ns();
+	ctp_tsc_model_finish(&m, CALIBRATE_MS);
+	uint64_t waited = ctp_monotonic_ns() - t0;
+	print_message("finishing took %llu ns\n", (unsigned long long)waited);
+	assert_true(waited < 1000000ull);
+	assert_true(ctp_tsc_model_has_rate(&m));
+	int64_t err = model_error_ns(&m);
+	assert_true(err > -TOLERANCE_NS && err < TOLERANCE_NS);
+	/* A model finished early waits out the rest of its span. */
+	ctp_tsc_model_begin(&m);
+	t0 = ctp_monotonic_ns();
+	ctp_tsc_model_finish(&m, 2);
+	assert_true(ctp_monotonic_ns() - t0 >= 1000000ull);
+	err = model_error_ns(&m);
+	assert_true(err > -TOLERANCE_NS && err < TOLERANCE_NS);
+}
+
 /* The anchor converts to itself, and a reading taken before the anchor (a record written just
  * before the model was made) converts to an earlier time, not to a huge one. */
 static void readings_around_the_anchor(void **state)
@@ -144,6 +172,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(converts_to_monotonic_within_a_millisecond),
 		cmocka_unit_test(readings_around_the_anchor),
+		cmocka_unit_test(begun_then_finished_later),
 		cmocka_unit_test(monotonic_over_hours_of_drift),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
