@@ -33,6 +33,8 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # (preload/unwind.c), which dpkg-shlibdeps cannot see.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libunwind8")
+# dlopened when DEBUGINFOD_URLS is set (ctp/symbolize_debuginfod.c): shlibdeps cannot see it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libdebuginfod1")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, zstd")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

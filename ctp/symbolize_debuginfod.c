@@ -3,7 +3,9 @@
  * get their function names and lines when no -dbgsym package is installed. */
 #include "ctp/symbolize_internal.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,34 @@ bool ctp_debuginfod_wanted(void)
 	return urls != NULL && urls[strspn(urls, " ")] != '\0';
 }
 
+/* The client library is loaded on the first fetch, not linked: it brings libcurl, GnuTLS and
+ * Kerberos along, some 35 libraries whose loading and relocation cost every ctp-run and
+ * ctp-cat about 20 ms of start-up, needed only where DEBUGINFOD_URLS is set. */
+static struct {
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	void (*end)(debuginfod_client *);
+} client_lib;
+
+static void load_client_lib(void)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+		client_lib.begin = (debuginfod_client * (*)(void)) dlsym(h, "debuginfod_begin");
+		client_lib.find_debuginfo =
+			(int (*)(debuginfod_client *, const unsigned char *, int, char **))dlsym(
+				h, "debuginfod_find_debuginfo");
+		client_lib.end = (void (*)(debuginfod_client *))dlsym(h, "debuginfod_end");
+	}
+	if (!client_lib.begin || !client_lib.find_debuginfo || !client_lib.end) {
+		fprintf(stderr,
+			"ctp: DEBUGINFOD_URLS is set, but elfutils' debuginfod client cannot be "
+			"loaded (%s): install libdebuginfod1 to fetch debug info\n",
+			h ? "a function is missing" : dlerror());
+		client_lib.begin = NULL;
+	}
+}
+
 bool ctp_debuginfod_open(struct ctp_elf_file *f, const uint8_t *id, size_t id_len,
 			 const char *module_path)
 {
@@ -22,14 +52,18 @@ bool ctp_debuginfod_open(struct ctp_elf_file *f, const uint8_t *id, size_t id_le
 	f->elf = NULL;
 	if (id_len == 0 || !ctp_debuginfod_wanted())
 		return false;
-	debuginfod_client *client = debuginfod_begin();
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, load_client_lib);
+	if (!client_lib.begin)
+		return false;
+	debuginfod_client *client = client_lib.begin();
 	if (client == NULL)
 		return false;
 	/* A fetch can take seconds: say what is being waited for. */
 	fprintf(stderr, "ctp: asking debuginfod for the debug info of %s\n", module_path);
 	char *path = NULL;
-	int fd = debuginfod_find_debuginfo(client, id, (int)id_len, &path);
-	debuginfod_end(client);
+	int fd = client_lib.find_debuginfo(client, id, (int)id_len, &path);
+	client_lib.end(client);
 	if (fd < 0) {
 		fprintf(stderr, "ctp: debuginfod has no debug info for %s (%s)\n", module_path,
 			strerror(-fd));
