@@ -15,7 +15,8 @@ struct ctp_spool_chunk {
 };
 
 /* The pool holds up to twice its target: chunks the reader frees in a burst are kept. */
-#define POOL_MAX_TARGET 64 /* chunks: 16 MiB */
+#define POOL_MAX_TARGET 64  /* chunks: 16 MiB */
+#define POOL_FIRST_TARGET 4 /* chunks: 1 MiB */
 
 static uint64_t in_spools(struct ctp_spool_budget *b)
 {
@@ -56,6 +57,8 @@ static struct ctp_spool_chunk *take_chunk(struct ctp_spool_budget *b, size_t cap
 		pthread_mutex_unlock(&b->pool_lock);
 	}
 	if (!c) {
+		if (cap == CTP_SPOOL_CHUNK)
+			__atomic_store_n(&b->pool_ran_dry, 1, __ATOMIC_RELAXED);
 		c = chunk_new(cap);
 		__atomic_add_fetch(&b->used, cap, __ATOMIC_SEQ_CST);
 	}
@@ -88,9 +91,12 @@ void ctp_spool_budget_init(struct ctp_spool_budget *b, uint64_t limit)
 {
 	b->limit = limit;
 	b->used = b->pooled = b->pending = b->peak = 0;
-	b->pool_target = limit / 4 / CTP_SPOOL_CHUNK;
-	if (b->pool_target > POOL_MAX_TARGET)
-		b->pool_target = POOL_MAX_TARGET;
+	b->pool_target_max = limit / 4 / CTP_SPOOL_CHUNK;
+	if (b->pool_target_max > POOL_MAX_TARGET)
+		b->pool_target_max = POOL_MAX_TARGET;
+	b->pool_target =
+		b->pool_target_max < POOL_FIRST_TARGET ? b->pool_target_max : POOL_FIRST_TARGET;
+	b->pool_ran_dry = 0;
 	pthread_mutex_init(&b->pool_lock, NULL);
 	b->pool = NULL;
 }
@@ -114,6 +120,10 @@ void ctp_spool_budget_stock(struct ctp_spool_budget *b)
 
 void ctp_spool_budget_stock_some(struct ctp_spool_budget *b, size_t max_chunks)
 {
+	if (__atomic_exchange_n(&b->pool_ran_dry, 0, __ATOMIC_RELAXED)) {
+		size_t target = 2 * b->pool_target;
+		b->pool_target = target < b->pool_target_max ? target : b->pool_target_max;
+	}
 	for (size_t made = 0;
 	     made < max_chunks &&
 	     __atomic_load_n(&b->pooled, __ATOMIC_SEQ_CST) < b->pool_target * CTP_SPOOL_CHUNK &&

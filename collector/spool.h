@@ -28,12 +28,16 @@ struct ctp_spool_chunk;
 
 /* Shared by every spool. The counters are atomics: both threads read and write them. */
 struct ctp_spool_budget {
-	uint64_t limit;	    /* bytes all chunks, pooled ones included, may hold (set once) */
-	uint64_t used;	    /* bytes of every chunk allocated now, pooled ones included */
-	uint64_t pooled;    /* bytes of the free chunks in the pool */
-	uint64_t pending;   /* bytes committed and not yet read */
-	uint64_t peak;	    /* the highest `used - pooled` seen */
-	size_t pool_target; /* chunks the pool is kept stocked with (set once) */
+	uint64_t limit;	  /* bytes all chunks, pooled ones included, may hold (set once) */
+	uint64_t used;	  /* bytes of every chunk allocated now, pooled ones included */
+	uint64_t pooled;  /* bytes of the free chunks in the pool */
+	uint64_t pending; /* bytes committed and not yet read */
+	uint64_t peak;	  /* the highest `used - pooled` seen */
+	/* Chunks the pool is kept stocked with: few at first, twice as many each time the
+	 * harvester found the pool empty, up to pool_target_max (set once). A short or quiet
+	 * program costs no stock it never uses; a busy one gets its stock after a pass or two. */
+	size_t pool_target, pool_target_max;
+	uint32_t pool_ran_dry; /* set by a take from an empty pool, cleared by the stocker */
 	pthread_mutex_t pool_lock;
 	struct ctp_spool_chunk *pool;
 };
