@@ -253,9 +253,16 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct 
 		return -1;
 	if (from) {
 		struct ctp_analysis_coro *f = &from->pub;
+		/* A coroutine's own switches are read in their order but for an M:N scheduler's
+		 * thread hops, which the collector orders within its harvest pass. */
+		if (!f->last_suspend_ts) {
+			from->first_suspend_stack = ev->stack;
+			from->first_suspend_to = ev->sw.to;
+		}
 		if (ts >= f->last_suspend_ts) {
 			f->last_suspend_ts = ts;
 			f->last_suspend_stack = ev->stack;
+			from->last_suspend_to = ev->sw.to;
 		}
 	}
 	if (to) {

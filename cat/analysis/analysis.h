@@ -66,6 +66,7 @@ struct ctp_analysis_summary {
 	bool has_end;		/* an `end` line was read */
 	bool uncertain;		/* loss, a cut, or a process without exit: findings may miss or be
 				 * wrong, see docs/report.md */
+	uint64_t idle;		/* coroutines idle at the end (see enum ctp_analysis_idle) */
 	uint64_t missed_after_ns, never_yielded_after_ns; /* the thresholds used */
 };
 
@@ -134,6 +135,26 @@ enum ctp_analysis_state {
 
 const char *ctp_analysis_state_name(enum ctp_analysis_state s);
 
+/* Why a coroutine suspended at its process's end is idle rather than stuck: it waits in its
+ * runtime for new work, as the runtime means it to (docs/report.md, "Idle coroutines"). */
+enum ctp_analysis_idle {
+	CTP_ANALYSIS_IDLE_NO = 0,
+	/* Pooled: its first act was to hand control back to its creator from its entry function
+	 * (a runtime's start handshake), and it ended suspended at its entry function's top level
+	 * again, at another place: the work it was made for was done. QEMU's coroutine pool. */
+	CTP_ANALYSIS_IDLE_POOLED,
+	/* An end helper: every resume it got was the last switch of a coroutine that then ended
+	 * (libpcl's delete helper, a uc_link reaper): it only ever ran to clean up after others. */
+	CTP_ANALYSIS_IDLE_END_HELPER,
+};
+
+/* "pooled", "end_helper"; NULL for CTP_ANALYSIS_IDLE_NO. */
+const char *ctp_analysis_idle_name(enum ctp_analysis_idle why);
+
+/* Whether a frame belongs to the tracer itself (the preload's hooks and trampolines, the
+ * unwinder) rather than to the program. */
+bool ctp_analysis_tracer_frame(const struct ctp_analysis_frame *fr);
+
 /* Fields are ordered so that the 32-bit ones pair up: a big trace holds millions of these. */
 struct ctp_analysis_coro {
 	uint32_t index;	  /* position in ctp_analysis_coro_at() */
@@ -164,6 +185,9 @@ struct ctp_analysis_coro {
 	const char *wait_op; /* NULL if unknown */
 	int wait_closed;     /* 1 the fd was closed while it waited, 0 not, -1 unknown */
 	bool ended;	     /* its coro_end event was seen (cat/model/event.h) */
+	/* Set by ctp_analysis_finish: suspended at the end, idle in its runtime, so neither stuck
+	 * nor leaked. */
+	enum ctp_analysis_idle idle;
 };
 
 size_t ctp_analysis_coro_count(const struct ctp_analysis *a);

@@ -60,7 +60,7 @@ static bool is_thread(const struct an_coro *c)
 
 /* The final state line is authoritative (stations stay exact when events are lost); without
  * one, the switches tell. */
-static bool suspended_at_end(const struct an_coro *c)
+bool ctp_an_suspended_at_end(const struct an_coro *c)
 {
 	if (c->pub.state != CTP_ANALYSIS_STATE_UNKNOWN)
 		return c->pub.state == CTP_ANALYSIS_STATE_SUSPENDED;
@@ -86,7 +86,7 @@ static uint64_t suspended_since(const struct an_coro *c)
 	return c->pub.state_since ? c->pub.state_since : c->pub.last_suspend_ts;
 }
 
-static uint32_t suspend_stack(const struct ctp_analysis *a, const struct an_coro *c)
+uint32_t ctp_an_suspend_stack(const struct ctp_analysis *a, const struct an_coro *c)
 {
 	if (c->pub.state_stack)
 		return c->pub.state_stack;
@@ -96,7 +96,7 @@ static uint32_t suspend_stack(const struct ctp_analysis *a, const struct an_coro
 
 /* The fd it waits on at the end: the station's word, else its last EAGAIN if it has not run
  * since. */
-static int final_wait_fd(const struct ctp_analysis *a, const struct an_coro *c, const char **op)
+int ctp_an_final_wait_fd(const struct ctp_analysis *a, const struct an_coro *c, const char **op)
 {
 	if (c->pub.wait_fd >= 0) {
 		*op = c->pub.wait_op;
@@ -135,12 +135,12 @@ static int find_lost_wakeup(struct ctp_analysis *a, const struct an_process *p,
 		return -1;
 	*found = true;
 	f->coro = c->pub.id;
-	f->fd = final_wait_fd(a, c, &f->op);
+	f->fd = ctp_an_final_wait_fd(a, c, &f->op);
 	if (f->fd < 0) {
 		f->fd = ft->closed_fd;
 		f->op = ft->wait_op;
 	}
-	f->stack = suspend_stack(a, c);
+	f->stack = ctp_an_suspend_stack(a, c);
 	f->ts = suspended_since(c);
 	f->duration_ns = since_to(f->ts, ctp_an_process_end(a, p));
 	f->at_end = true;
@@ -162,7 +162,7 @@ static int find_missed_readiness(struct ctp_analysis *a, const struct an_process
 	const struct an_side *ft = ctp_an_side(a, c);
 	/* Not resumed by the end. A lost wakeup already explains it; readiness reported in the
 	 * last moments before the end is not judged. */
-	if (ft->ready_ts && !lost && suspended_at_end(c) &&
+	if (ft->ready_ts && !lost && ctp_an_suspended_at_end(c) &&
 	    since_to(ft->ready_ts, end) >= a->opt.missed_after_ns) {
 		struct ctp_finding *f = add(a, CTP_FINDING_MISSED_READINESS, p);
 		if (!f)
@@ -170,7 +170,7 @@ static int find_missed_readiness(struct ctp_analysis *a, const struct an_process
 		f->coro = c->pub.id;
 		f->fd = ft->ready_fd;
 		f->op = ft->ready_op;
-		f->stack = suspend_stack(a, c);
+		f->stack = ctp_an_suspend_stack(a, c);
 		f->ts = ft->ready_ts;
 		f->duration_ns = since_to(ft->ready_ts, end);
 		f->at_end = true;
@@ -296,7 +296,7 @@ static int add_group(struct ctp_analysis *a, enum ctp_finding_kind kind, const s
 		if (kind != CTP_FINDING_STUCK)
 			continue;
 		const char *cop;
-		fds[i] = final_wait_fd(a, c, &cop);
+		fds[i] = ctp_an_final_wait_fd(a, c, &cop);
 		if (i == 0)
 			op = cop;
 		else if (cop != op)
@@ -315,7 +315,7 @@ static int add_group(struct ctp_analysis *a, enum ctp_finding_kind kind, const s
 
 /* explained[i]: coroutine i is already a lost wakeup or a missed readiness at the end. That
  * finding tells its story; listing it again as stuck, or as leaked, would count one cause three
- * times. */
+ * times. An idle coroutine (analysis_idle.c) waits in its runtime's pool as meant: neither. */
 static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind, const bool *explained)
 {
 	struct member *m = malloc((a->ncoros ? a->ncoros : 1) * sizeof(*m));
@@ -324,10 +324,11 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind, const
 	size_t n = 0;
 	for (size_t i = 0; i < a->ncoros; i++) {
 		const struct an_coro *c = &a->coros[i];
-		if (is_thread(c) || explained[i])
+		if (is_thread(c) || explained[i] || c->pub.idle)
 			continue;
-		if (kind == CTP_FINDING_STUCK && suspended_at_end(c))
-			m[n++] = (struct member){c->pub.process, suspend_stack(a, c), i, c->pub.id};
+		if (kind == CTP_FINDING_STUCK && ctp_an_suspended_at_end(c))
+			m[n++] = (struct member){c->pub.process, ctp_an_suspend_stack(a, c), i,
+						 c->pub.id};
 		/* A process killed by a signal ended nothing: its crash is the finding. A live
 		 * snapshot's coroutines have not outlived anything: the process still runs. */
 		else if (kind == CTP_FINDING_LEAK && !ended(c) &&
@@ -421,13 +422,15 @@ int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
 		if (is_thread(c))
 			continue;
 		bool lost = false, missed = false;
-		if (suspended_at_end(c) && find_lost_wakeup(a, p, c, &lost) < 0)
+		if (ctp_an_suspended_at_end(c) && find_lost_wakeup(a, p, c, &lost) < 0)
 			rc = -1;
 		else if (find_missed_readiness(a, p, c, lost, &missed) < 0 ||
 			 find_never_yielded(a, p, c) < 0)
 			rc = -1;
 		explained[i] = lost || missed;
 	}
+	if (rc == 0 && ctp_an_find_idle(a, explained) < 0)
+		rc = -1;
 	if (rc == 0 && (find_groups(a, CTP_FINDING_STUCK, explained) < 0 ||
 			find_groups(a, CTP_FINDING_LEAK, explained) < 0))
 		rc = -1;

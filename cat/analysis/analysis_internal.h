@@ -40,6 +40,10 @@ struct an_side {
 struct an_coro {
 	struct ctp_analysis_coro pub;
 	uint32_t side; /* 1 + its index in ctp_analysis.sides; 0: none needed yet */
+	/* Its first suspend (the first switch away from it read): its stack and target; and the
+	 * target of its latest one. What tells an idle coroutine (analysis_idle.c). */
+	uint32_t first_suspend_stack;
+	uint64_t first_suspend_to, last_suspend_to;
 };
 
 /* The latest coroutine that got EAGAIN on an fd, for fd lines that name no waiter. */
@@ -92,6 +96,18 @@ uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_proces
 /* Whether the trace shows the process to its end, so that its findings are certain: it
  * exited (or exec'd) in a whole trace, or its last word is a snapshot nothing followed. */
 bool ctp_an_seen_to_end(const struct ctp_analysis *a, const struct an_process *p);
+
+/* Marks the coroutines suspended at the end that are idle in their runtime (pub.idle) and
+ * counts them; explained[i]: coroutine i is a lost wakeup or missed readiness, never idle.
+ * Returns 0, or -1 when out of memory. */
+int ctp_an_find_idle(struct ctp_analysis *a, const bool *explained);
+
+/* What the findings read of a coroutine at its process's end (analysis_findings.c): whether it
+ * is suspended (the final state line, else its switches), its suspend stack, and the fd it
+ * waits on (-1: none; *op its operation). */
+bool ctp_an_suspended_at_end(const struct an_coro *c);
+uint32_t ctp_an_suspend_stack(const struct ctp_analysis *a, const struct an_coro *c);
+int ctp_an_final_wait_fd(const struct ctp_analysis *a, const struct an_coro *c, const char **op);
 
 /* Takes in how reading ended: completeness and the summary's line counts (NULL: whole). */
 void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end);

@@ -154,6 +154,13 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 				"provisional.\n",
 				p->pid, base_name(p->exe));
 	}
+	if (s->idle)
+		fprintf(f,
+			"  %" PRIu64
+			" coroutine%s idle at the end: waiting in %s runtime for new work "
+			"(pooled, or a helper that runs after coroutines end), not stuck nor "
+			"leaked.\n",
+			s->idle, s->idle == 1 ? "" : "s", s->idle == 1 ? "its" : "their");
 	fprintf(f, "  thresholds: missed readiness after ");
 	print_duration(f, s->missed_after_ns);
 	fputs(", never yielded after ", f);

@@ -15,10 +15,6 @@
 int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name, bool full_names);
 int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name);
 
-/* Whether a frame belongs to the tracer itself (the preload's hooks, the unwinder) rather than
- * to the program: reports start a stack at the program's first frame. */
-bool ctp_cat_report_tracer_frame(const struct ctp_analysis_frame *fr);
-
 /* Writes a symbol for people: `full` as it is, else with each outermost template argument list
  * written as <...> ("std::vector<...>::push_back(int const&)"); operators such as operator<<
  * are kept. */

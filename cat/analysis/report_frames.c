@@ -7,21 +7,12 @@
 
 #include "cat/analysis/report.h"
 
-bool ctp_cat_report_tracer_frame(const struct ctp_analysis_frame *fr)
-{
-	if (!fr->module)
-		return false;
-	const char *base = strrchr(fr->module, '/');
-	base = base ? base + 1 : fr->module;
-	return strncmp(base, "libctp_preload", 14) == 0 || strncmp(base, "libunwind", 9) == 0;
-}
-
 bool ctp_cat_report_shows_frame(const struct ctp_analysis_stack *s, size_t i)
 {
-	if (!ctp_cat_report_tracer_frame(&s->frames[i]))
+	if (!ctp_analysis_tracer_frame(&s->frames[i]))
 		return true;
 	for (size_t k = 0; k < s->nframes; k++)
-		if (!ctp_cat_report_tracer_frame(&s->frames[k]))
+		if (!ctp_analysis_tracer_frame(&s->frames[k]))
 			return false;
 	return true;
 }

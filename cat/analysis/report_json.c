@@ -202,6 +202,19 @@ static json_t *summary_json(const struct ctp_analysis *a)
 	set(o, "fd_events", u64(s->fd_events));
 	set(o, "lost", u64(s->lost));
 	set(o, "stacks", u64(s->stacks));
+	set(o, "idle", u64(s->idle));
+	json_t *idle = json_array();
+	for (size_t i = 0; i < ctp_analysis_coro_count(a); i++) {
+		const struct ctp_analysis_coro *c = ctp_analysis_coro_at(a, i);
+		if (!c->idle)
+			continue;
+		json_t *one = json_object();
+		set(one, "pid", u64(c->pid));
+		set(one, "coro", u64(c->id));
+		set(one, "why", json_string(ctp_analysis_idle_name(c->idle)));
+		json_array_append_new(idle, one);
+	}
+	set(o, "idle_coros", idle);
 	set(o, "first_ts", u64_or_null(s->first_ts));
 	set(o, "last_ts", u64_or_null(s->last_ts));
 	set(o, "missing_lines", u64(s->missing_lines));

@@ -277,7 +277,9 @@ static void write_coros(struct data *d)
 		LIT(d, ",");
 		ctp_jsonw_i64(d->w, stack_ref(d, co->process, co->create_stack));
 		LIT(d, ",");
-		ctp_jsonw_str(d->w, co->state == CTP_ANALYSIS_STATE_UNKNOWN
+		/* An idle coroutine is suspended, but waits in its runtime's pool as meant. */
+		ctp_jsonw_str(d->w, co->idle ? "idle"
+				    : co->state == CTP_ANALYSIS_STATE_UNKNOWN
 					    ? NULL
 					    : ctp_analysis_state_name(co->state));
 		LIT(d, ",");

@@ -7,7 +7,9 @@
 #
 # libpcl is stripped: its makecontext entry (a static runner) has an address but no name; the
 # generator function is the frame right above it. PCL frees an ended coroutine's stack in the
-# helper, which no hook sees: an ended generator stays suspended in co_exit_to.
+# helper (the preload sees the free and ends the generator there). The helper itself lives on
+# for the whole run: every resume it gets is a generator's last switch, so the report calls it
+# idle (an end helper), not stuck or leaked: a healthy run has no finding.
 source "$(dirname "$0")/lib.sh"
 
 prog=$PROGRAMS/pcl_generators
@@ -82,4 +84,16 @@ expect_eq "each generator was resumed 251 times" "251" \
 	"$(q pcl "[.[] | select(.type == \"state\" and $(echo "$gfrom" | sed 's/\.from/.coro/'))
 		| .switches] | unique | join(\",\")")"
 
+# The report: no finding; the helper idle as an end helper, nothing else idle.
+report_status=0
+"$CTP_CAT" --report --json "$WORK/pcl.jsonl.zst" >"$WORK/pcl.report.json" || report_status=$?
+expect_eq "--report exits 0" 0 "$report_status"
+expect_eq "no finding" "[]" "$(jq -c '[.findings[] | .kind]' "$WORK/pcl.report.json")"
+expect_eq "the helper is idle, an end helper, and nothing else is" "$helper:end_helper" \
+	"$(jq -r '[.summary.idle_coros[] | "\(.coro):\(.why)"] | join(" ")' "$WORK/pcl.report.json")"
+expect_eq "every generator exited, the helper is suspended, main runs" \
+	"$gens:exited $helper:suspended $main:running" \
+	"$(q pcl '[.[] | select(.type == "state")] | group_by(.state)
+		| map("\(map(.coro) | sort | map(tostring) | join(" ")):\(.[0].state)")
+		| sort_by(.|length) | reverse | join(" ")')"
 finish
