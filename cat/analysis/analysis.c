@@ -634,6 +634,7 @@ void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end, bo
 		/* Read to its end line (whole), or still being written (live). */
 		a->sum.complete = !live;
 	}
+	a->sum.live = live;
 	bool uncertain = a->sum.lost > 0 || (a->nprocs == 0 && !a->sum.complete);
 	for (size_t i = 0; i < a->nprocs; i++)
 		if (!ctp_an_seen_to_end(a, &a->procs[i]))

@@ -71,9 +71,10 @@ struct ctp_analysis_summary {
 	uint64_t missing_lines; /* lines the `end` line counts that are not in the trace (the
 				 * collector could not write them: a full disk) */
 	bool complete;		/* the trace was read whole (see docs/trace-format.md) */
-	bool has_end;		/* an `end` line was read */
-	bool uncertain;		/* loss, a cut, or a process without exit: findings may miss or be
-				 * wrong, see docs/report.md */
+	bool live;    /* judged so far, the trace still being written (ctp_analysis_judge_so_far) */
+	bool has_end; /* an `end` line was read */
+	bool uncertain; /* loss, a cut, or a process without exit: findings may miss or be
+			 * wrong, see docs/report.md */
 	uint64_t missed_after_ns, never_yielded_after_ns; /* the thresholds used */
 };
 
