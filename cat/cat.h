@@ -3,6 +3,7 @@
 #define CTP_CAT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cat/analysis/analysis.h"
@@ -41,8 +42,9 @@ struct ctp_cat_options {
 	 * --follow. */
 	struct ctp_cat_filter_spec filter;
 	bool follow;
-	const char *export_target; /* the database file or URI of an export */
-	bool export_replace;	   /* an export may replace the same trace exported before */
+	uint64_t snapshot_every_ns; /* --snapshot-every: with --follow, ask for snapshots (0: no) */
+	const char *export_target;  /* the database file or URI of an export */
+	bool export_replace;	    /* an export may replace the same trace exported before */
 	struct ctp_analysis_options analysis; /* --report's thresholds */
 	const char *html_path;		      /* --html: the page to write */
 	bool full_names; /* --full-names: the text report keeps C++ template arguments */
@@ -61,6 +63,13 @@ struct ctp_cat_output {
 	void (*ended)(void *state, const struct ctp_trace_end *end);
 	/* Optional: an exit status of the output's own after finish (--report's findings). */
 	int (*status)(void *state);
+	/* Optional, when following: the reader has nothing more right now (it would wait for the
+	 * trace to grow). 0, or -1 with errno set as for `event`. */
+	int (*idle)(void *state);
+	/* Optional (--follow --report): the run's analysis was just judged on a whole round of
+	 * live snapshots (cat/analysis/snapshot_watch.h): show it. Called by the analysis stage.
+	 * 0, or -1 with errno set as for `event`. */
+	int (*refresh)(void *state);
 	/* The output reads nothing of an event but its line (plain JSON Lines): the read loop
 	 * then hands on each line undecoded, and no derived event. */
 	bool lines_only;
@@ -94,8 +103,10 @@ int ctp_cat_out_export_open(struct ctp_cat_output *out, const struct ctp_cat_opt
 			    const struct ctp_analysis *a);
 
 /* Makes `out` feed `a` (which it then owns) each event before `inner` gets it, and finish it
- * before inner's finish: the one lifecycle of the run's analysis. -1 when out of memory (inner
- * and a are then not taken). */
+ * before inner's finish: the one lifecycle of the run's analysis. When inner has `refresh`, it
+ * also judges `a` at each whole round of live snapshots (when reading goes idle, or before the
+ * first event after the round) and calls it. -1 when out of memory (inner and a are then not
+ * taken). */
 int ctp_cat_analysis_stage_open(struct ctp_cat_output *out, struct ctp_analysis *a,
 				const struct ctp_cat_output *inner);
 

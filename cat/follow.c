@@ -5,12 +5,16 @@
 #define _GNU_SOURCE
 #include "cat/follow.h"
 
+#include "cat/snapshot_request.h"
+#include "ctp/clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -25,6 +29,9 @@ struct ctp_cat_follow {
 	int pipe_rd, pipe_wr;
 	pthread_t thread;
 	atomic_bool stop;
+	uint64_t snapshot_every_ns; /* 0: ask for none */
+	uint64_t next_snapshot_ns;  /* CLOCK_MONOTONIC time of the next request */
+	bool told_no_collector;	    /* said once that nobody writes the trace */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -113,6 +120,21 @@ static int open_when_there(struct ctp_cat_follow *fl)
 	}
 }
 
+/* --snapshot-every: asks the trace's collector for a snapshot when the time has come. A trace
+ * without a collector yet (it starts after us) or any more is said once, and asked again. */
+static void ask_snapshot_when_due(struct ctp_cat_follow *fl)
+{
+	uint64_t now = ctp_monotonic_ns();
+	if (!fl->snapshot_every_ns || now < fl->next_snapshot_ns)
+		return;
+	fl->next_snapshot_ns = now + fl->snapshot_every_ns;
+	if (ctp_cat_request_snapshot(fl->path) >= 0 || fl->told_no_collector)
+		return;
+	fl->told_no_collector = true;
+	fprintf(stderr, "ctp-cat: %s: cannot ask for a snapshot: %s\n", fl->path,
+		errno == ESRCH ? "no ctp-collector is writing it" : strerror(errno));
+}
+
 static void *follow_thread(void *arg)
 {
 	struct ctp_cat_follow *fl = arg;
@@ -127,6 +149,7 @@ static void *follow_thread(void *arg)
 		}
 	}
 	while (fd >= 0 && !should_stop(fl)) {
+		ask_snapshot_when_due(fl);
 		if (!copy_available(fl, fd, buf))
 			break;
 		if (!writer_present(fd)) {
@@ -146,7 +169,8 @@ static void *follow_thread(void *arg)
 	return NULL;
 }
 
-struct ctp_trace_reader *ctp_cat_follow_open(const char *path, struct ctp_cat_follow **out)
+struct ctp_trace_reader *ctp_cat_follow_open(const char *path, uint64_t snapshot_every_ns,
+					     struct ctp_cat_follow **out)
 {
 	/* Missing is fine (it will appear); unreadable is an error to say now. */
 	if (access(path, R_OK) < 0 && errno != ENOENT)
@@ -163,6 +187,7 @@ struct ctp_trace_reader *ctp_cat_follow_open(const char *path, struct ctp_cat_fo
 	}
 	fl->pipe_rd = pipefd[0];
 	fl->pipe_wr = pipefd[1];
+	fl->snapshot_every_ns = snapshot_every_ns;
 	atomic_init(&fl->stop, false);
 
 	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
@@ -198,11 +223,10 @@ struct ctp_trace_reader *ctp_cat_follow_open(const char *path, struct ctp_cat_fo
 	return r;
 }
 
-void ctp_cat_follow_flush_if_idle(const struct ctp_cat_follow *fl, FILE *f)
+bool ctp_cat_follow_idle(const struct ctp_cat_follow *fl)
 {
 	int pending = 0;
-	if (ioctl(fl->pipe_rd, FIONREAD, &pending) == 0 && pending == 0)
-		fflush(f);
+	return ioctl(fl->pipe_rd, FIONREAD, &pending) == 0 && pending == 0;
 }
 
 void ctp_cat_follow_close(struct ctp_cat_follow *fl)

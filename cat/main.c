@@ -1,5 +1,6 @@
 /* ctp-cat: reads ctp traces. main.c only turns the command line into ctp_cat_options and hands
  * them to the part that does the work. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include "cat/cat.h"
 #include "cat/duration.h"
+#include "cat/snapshot_request.h"
 #include "ctp/version.h"
 
 static void print_help(FILE *f)
@@ -26,6 +28,14 @@ static void print_help(FILE *f)
 	      "                       JSON), perfetto (Perfetto's protobuf trace)\n"
 	      "  -f, --follow         the trace is still being written: wait for more, stop\n"
 	      "                       when its writer is done or on Ctrl-C\n"
+	      "\n"
+	      "Live snapshots (docs/ctp-cat.md): every coroutine's state, written into the\n"
+	      "trace by its collector while the program runs:\n"
+	      "      --snapshot             ask the ctp-collector writing FILE for a snapshot\n"
+	      "                             now (it has FILE open for writing; the same as\n"
+	      "                             kill -USR1 on it), then exit\n"
+	      "      --snapshot-every=TIME  with --follow: ask for one when FILE is there,\n"
+	      "                             then every TIME (10s, 1m)\n"
 	      "Filters (repeatable, or comma lists; definitions that kept lines refer to\n"
 	      "are kept too, so the output stays a whole trace):\n"
 	      "      --pid=PID        lines of these processes\n"
@@ -47,9 +57,13 @@ static void print_help(FILE *f)
 	      "\n"
 	      "Report (docs/report.md): what went wrong, instead of the lines:\n"
 	      "      --report               lost wakeups, missed readiness, crashes, stuck,\n"
-	      "                             hogging and leaked coroutines, with their stacks\n"
+	      "                             hogging and leaked coroutines, with their stacks;\n"
+	      "                             with --follow, a report at each snapshot and at\n"
+	      "                             the end (a terminal is redrawn, other outputs get\n"
+	      "                             one report after another)\n"
 	      "      --json                 with --report: the same as one JSON document\n"
-	      "                             (always with full C++ names)\n"
+	      "                             (always with full C++ names); with --follow,\n"
+	      "                             one document per line, one line per report\n"
 	      "      --full-names           C++ names with their template arguments (the\n"
 	      "                             text report writes each outermost <...> as <...>)\n"
 	      "      --missed-after=TIME    readiness not followed by a resume within TIME is\n"
@@ -75,7 +89,8 @@ static void print_help(FILE *f)
 	      "  2  not a ctp trace (not zstd, no whole trace header), usage error, or I/O\n"
 	      "     error; outputs (--html, --sqlite) are then left untouched\n"
 	      "  3  --report found a crash, a lost wakeup or a missed readiness (this wins\n"
-	      "     over 1, not over 2)\n"
+	      "     over 1, not over 2); with --follow, the last report did\n"
+	      "--snapshot exits 0 when asked, 2 when no ctp-collector writes FILE.\n"
 	      "If standard output is closed early (ctp-cat t | head), ctp-cat stops reading\n"
 	      "quietly; the status then covers only what was read (0, or 1 after bad lines).\n",
 	      f);
@@ -100,6 +115,9 @@ enum { OPT_REPORT = 768, OPT_JSON, OPT_MISSED_AFTER, OPT_NEVER_YIELDED_AFTER, OP
 
 /* --html's option. */
 enum { OPT_HTML = 1024 };
+
+/* Live snapshots' options. */
+enum { OPT_SNAPSHOT = 1280, OPT_SNAPSHOT_EVERY };
 
 /* Handles one of the views' options; returns 0, or the exit code of a usage error. */
 static int view_option(struct ctp_cat_options *opt, int c, const char *arg)
@@ -150,6 +168,25 @@ static int view_option(struct ctp_cat_options *opt, int c, const char *arg)
 	return 0;
 }
 
+/* --snapshot FILE: asks the collector writing FILE for a snapshot; `args` is how many
+ * arguments there were besides the program's name (FILE and --snapshot alone). */
+static int ask_snapshot(const struct ctp_cat_options *opt, int args)
+{
+	if (args != 2)
+		return usage_error("%s", "--snapshot goes alone, with the FILE being written");
+	if (strcmp(opt->input, "-") == 0)
+		return usage_error("%s", "--snapshot needs a FILE, not standard input");
+	pid_t pid = ctp_cat_request_snapshot(opt->input);
+	if (pid < 0) {
+		fprintf(stderr, "ctp-cat: %s: cannot ask for a snapshot: %s\n", opt->input,
+			errno == ESRCH ? "no ctp-collector is writing it" : strerror(errno));
+		return CTP_CAT_EXIT_FAILURE;
+	}
+	printf("ctp-cat: asked ctp-collector (pid %d) for a snapshot into %s\n", (int)pid,
+	       opt->input);
+	return fflush(stdout) == 0 ? CTP_CAT_EXIT_OK : CTP_CAT_EXIT_FAILURE;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -174,11 +211,13 @@ int main(int argc, char **argv)
 		{"never-yielded-after", required_argument, NULL, OPT_NEVER_YIELDED_AFTER},
 		{"full-names", no_argument, NULL, OPT_FULL_NAMES},
 		{"html", required_argument, NULL, OPT_HTML},
+		{"snapshot", no_argument, NULL, OPT_SNAPSHOT},
+		{"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
 		{NULL, 0, NULL, 0},
 	};
 	struct ctp_cat_options opt = {.format = CTP_CAT_FORMAT_JSONL};
 	ctp_analysis_options_default(&opt.analysis);
-	bool report = false, json = false, thresholds = false;
+	bool report = false, json = false, thresholds = false, snapshot = false;
 
 	opterr = 0;
 	int c;
@@ -220,6 +259,15 @@ int main(int argc, char **argv)
 		case OPT_HTML:
 			opt.html_path = optarg;
 			break;
+		case OPT_SNAPSHOT:
+			snapshot = true;
+			break;
+		case OPT_SNAPSHOT_EVERY:
+			if (!ctp_cat_parse_duration(optarg, &opt.snapshot_every_ns) ||
+			    !opt.snapshot_every_ns)
+				return usage_error(
+					"not a duration with a unit (10s, 1m, ...): '%s'", optarg);
+			break;
 		case OPT_MISSED_AFTER:
 		case OPT_NEVER_YIELDED_AFTER:
 			if (!ctp_cat_parse_duration(optarg,
@@ -258,6 +306,10 @@ int main(int argc, char **argv)
 	if (argc - optind > 1)
 		return usage_error("one FILE only, got another: '%s'", argv[optind + 1]);
 	opt.input = argv[optind];
+	if (snapshot)
+		return ask_snapshot(&opt, argc - 1);
+	if (opt.snapshot_every_ns && !opt.follow)
+		return usage_error("%s", "--snapshot-every needs --follow");
 	if (opt.follow && strcmp(opt.input, "-") == 0)
 		return usage_error("%s", "--follow needs a FILE, not standard input");
 	if (opt.export_replace && !opt.export_target)
@@ -265,8 +317,8 @@ int main(int argc, char **argv)
 	if ((json || thresholds || opt.full_names) && !report)
 		return usage_error("%s", "--json, --full-names, --missed-after and "
 					 "--never-yielded-after need --report");
-	if (report && (opt.format != CTP_CAT_FORMAT_JSONL || opt.export_target || opt.follow))
-		return usage_error("%s", "--report goes alone: no --format, export or --follow");
+	if (report && (opt.format != CTP_CAT_FORMAT_JSONL || opt.export_target))
+		return usage_error("%s", "--report goes alone: no --format or export");
 	if (report)
 		opt.format = json ? CTP_CAT_FORMAT_REPORT_JSON : CTP_CAT_FORMAT_REPORT;
 	if (opt.html_path &&

@@ -181,8 +181,9 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 	const char *name = display_name(opt->input);
 	struct ctp_cat_follow *follow = NULL;
 	bool saw_end = false; /* following stopped at the trace's `end` line */
-	struct ctp_trace_reader *r = opt->follow ? ctp_cat_follow_open(opt->input, &follow)
-						 : ctp_trace_reader_open(opt->input);
+	struct ctp_trace_reader *r =
+		opt->follow ? ctp_cat_follow_open(opt->input, opt->snapshot_every_ns, &follow)
+			    : ctp_trace_reader_open(opt->input);
 	if (!r) {
 		fprintf(stderr, "ctp-cat: %s: cannot open: %s\n", name, strerror(errno));
 		return CTP_CAT_EXIT_FAILURE;
@@ -234,7 +235,15 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 			break;
 		}
 		if (follow) {
-			ctp_cat_follow_flush_if_idle(follow, stdout);
+			/* Nothing more to read now: show what was read (a live report is due
+			 * here), without waiting for the trace to grow. */
+			if (ctp_cat_follow_idle(follow) && !ctp_trace_reader_pending(r)) {
+				if (out.idle && out.idle(out.state) < 0) {
+					output_failed = true;
+					break;
+				}
+				fflush(stdout);
+			}
 			if (type == CTP_EV_END || ctp_trace_reader_end(r)->end_line) {
 				saw_end = true;
 				break;

@@ -4,15 +4,29 @@
  * (docs/trace-format.md, `snapshot`). Unlike the final states, nothing is decided for good: no
  * coroutine is marked final and no end is written; a coroutine that ended, or left by
  * setcontext without waiting on an fd (ended or not, only its process's end can tell), is left
- * to the events. */
+ * to the events.
+ *
+ * The states are gathered first and written after the `snapshot` line, which counts them: a
+ * reader of the live trace then knows when it has the whole snapshot, even when the lines span
+ * frames (ctp-cat --follow --report). The `coro` and `stack` lines the states refer to go out
+ * while gathering, before the snapshot line. */
+#include <stdlib.h>
+
 #include "collector/deferred_stacks.h"
 #include "collector/proc.h"
 #include "collector/records.h"
 #include "ctp/clock.h"
+#include "ctp/xalloc.h"
+
+/* The state lines of one snapshot, gathered before they are written. */
+struct gathered {
+	struct ctp_state_line *lines;
+	size_t n, cap;
+};
 
 static void state_now(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx)
 {
-	(void)ctx;
+	struct gathered *g = ctx;
 	bool waits = ctp_wait_current(s->wait_fd, s->wait_op, s->switches);
 	uint32_t state = s->state;
 	if (state == CTP_STATE_EXITED || (state == CTP_STATE_LEFT && !waits))
@@ -40,7 +54,11 @@ static void state_now(struct ctp_proc *p, const struct ctp_station_snapshot *s, 
 	 * from the saved context), as for the final states; else the station's. */
 	if (state == CTP_STATE_SUSPENDED)
 		l.stack = ctp_deferred_state_stack(p, s);
-	ctp_emit_state(&p->c->em, &l);
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 64;
+		g->lines = ctp_xrealloc(g->lines, g->cap * sizeof(*g->lines));
+	}
+	g->lines[g->n++] = l;
 }
 
 void ctp_proc_write_snapshot(struct ctp_proc *p)
@@ -50,6 +68,11 @@ void ctp_proc_write_snapshot(struct ctp_proc *p)
 	 * times are earlier than the snapshot's, which readers take over them). */
 	ctp_proc_convert(p, 0);
 	ctp_proc_release_ordered(p);
-	ctp_emit_snapshot(&p->c->em, p->pid, ctp_monotonic_ns());
-	ctp_proc_each_station(p, state_now, NULL);
+	uint64_t ts = ctp_monotonic_ns();
+	struct gathered g = {0};
+	ctp_proc_each_station(p, state_now, &g);
+	ctp_emit_snapshot_counted(&p->c->em, p->pid, ts, g.n);
+	for (size_t i = 0; i < g.n; i++)
+		ctp_emit_state(&p->c->em, &g.lines[i]);
+	free(g.lines);
 }

@@ -73,14 +73,29 @@ void ctp_emit_end(struct ctp_emitter *e)
 	end_line(e);
 }
 
-void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts)
+/* states NULL: the line leaves its count out. */
+static void emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts, const uint64_t *states)
 {
 	struct ctp_jsonw *w = &e->w;
 	CTP_JSONW_LIT(w, "{\"type\":\"snapshot\",\"pid\":");
 	ctp_jsonw_u64(w, pid);
 	CTP_JSONW_LIT(w, ",\"ts\":");
 	ctp_jsonw_u64(w, ts);
+	if (states) {
+		CTP_JSONW_LIT(w, ",\"states\":");
+		ctp_jsonw_u64(w, *states);
+	}
 	end_line(e);
+}
+
+void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts)
+{
+	emit_snapshot(e, pid, ts, NULL);
+}
+
+void ctp_emit_snapshot_counted(struct ctp_emitter *e, uint32_t pid, uint64_t ts, uint64_t states)
+{
+	emit_snapshot(e, pid, ts, &states);
 }
 
 void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns)

@@ -133,6 +133,10 @@ void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l);
  * running process as it was from `ts` on (ctp-pstack; the collector on SIGUSR1). */
 void ctp_emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts);
 
+/* The same with `states`: exactly that many `state` lines of `pid` follow, so that a reader of
+ * a live trace knows when it has the whole snapshot (ctp-cat --follow --report). */
+void ctp_emit_snapshot_counted(struct ctp_emitter *e, uint32_t pid, uint64_t ts, uint64_t states);
+
 /* The `end` line, last: the lines written and lost so far. */
 void ctp_emit_end(struct ctp_emitter *e);
 

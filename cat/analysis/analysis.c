@@ -630,14 +630,18 @@ uint64_t ctp_an_process_end(const struct ctp_analysis *a, const struct an_proces
 	return end;
 }
 
-void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end)
+void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end, bool live)
 {
 	if (end) {
 		a->sum.missing_lines = ctp_trace_end_missing(end) + ctp_trace_end_uncounted(end);
 		a->sum.complete = end->kind == CTP_TRACE_COMPLETE && a->sum.missing_lines == 0;
 		a->sum.bad_lines = end->bad_lines;
 		a->sum.lines = end->lines;
+	} else {
+		/* Read to its end line (whole), or still being written (live). */
+		a->sum.complete = !live;
 	}
+	a->sum.live = live;
 	bool uncertain = a->sum.lost > 0 || (a->nprocs == 0 && !a->sum.complete);
 	for (size_t i = 0; i < a->nprocs; i++)
 		if (!ctp_an_seen_to_end(a, &a->procs[i]))

@@ -9,7 +9,8 @@
  * Use: ctp_analysis_new(), one ctp_analysis_add_event() per decoded event (cat/model/event.h,
  * derived ones included), then ctp_analysis_finish(). ctp-cat does this once per run, for every
  * output that shows the model (cat/analysis/analysis_stage.c). After finish, everything below is
- * read-only and stays valid until ctp_analysis_free(). */
+ * read-only and stays valid until ctp_analysis_free(). Findings can also be drawn on the way
+ * (ctp_analysis_judge_so_far): they are then valid until the next event or judgement. */
 #ifndef CTP_CAT_ANALYSIS_H
 #define CTP_CAT_ANALYSIS_H
 
@@ -44,6 +45,13 @@ int ctp_analysis_add_event(struct ctp_analysis *a, const struct ctp_event *ev);
  * or -1 when out of memory. */
 int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end);
 
+/* Draws the findings from the model built so far, of a trace still being written (so not
+ * complete: findings are certain only where a snapshot is a process's last word). Replaces the
+ * findings of an earlier call; events may follow, and later calls or ctp_analysis_finish judge
+ * them with the rest. The model is kept, not copied: this costs one pass over the coroutines
+ * (ctp-cat --follow --report, at each snapshot). Returns 0, or -1 when out of memory. */
+int ctp_analysis_judge_so_far(struct ctp_analysis *a);
+
 void ctp_analysis_free(struct ctp_analysis *a);
 
 /* ---- the model ---- */
@@ -63,10 +71,11 @@ struct ctp_analysis_summary {
 	uint64_t missing_lines; /* lines the `end` line counts that are not in the trace (the
 				 * collector could not write them: a full disk) */
 	bool complete;		/* the trace was read whole (see docs/trace-format.md) */
-	bool has_end;		/* an `end` line was read */
-	bool uncertain;		/* loss, a cut, or a process without exit: findings may miss or be
-				 * wrong, see docs/report.md */
-	uint64_t idle;		/* coroutines idle at the end (see enum ctp_analysis_idle) */
+	bool live;	/* judged so far, the trace still being written (ctp_analysis_judge_so_far) */
+	bool has_end;	/* an `end` line was read */
+	bool uncertain; /* loss, a cut, or a process without exit: findings may miss or be
+			 * wrong, see docs/report.md */
+	uint64_t idle;	/* coroutines idle at the end (see enum ctp_analysis_idle) */
 	uint64_t missed_after_ns, never_yielded_after_ns; /* the thresholds used */
 };
 

@@ -1,5 +1,6 @@
-/* The findings, drawn once from the finished model. docs/report.md defines each kind; the
- * comments here say how the trace's evidence is weighed. */
+/* The findings, drawn from the model: once it is finished, or (ctp-cat --follow --report) from
+ * the model as read so far, again at each snapshot, each time replacing the last findings.
+ * docs/report.md defines each kind; the comments here say how the trace's evidence is weighed. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,12 +404,23 @@ static void number_incidents(struct ctp_analysis *a)
 	}
 }
 
-int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
+/* Forgets the findings of an earlier judgement: memory stays that of one set of findings. */
+static void drop_findings(struct ctp_analysis *a)
 {
-	if (a->finished)
-		return 0;
-	a->finished = true;
-	ctp_an_take_end(a, end);
+	for (size_t i = 0; i < a->nfindings; i++) {
+		free((void *)a->findings[i].coros);
+		free((void *)a->findings[i].fds);
+	}
+	a->nfindings = 0;
+	a->failures = 0;
+}
+
+/* Draws the findings from the model as it is now. Nothing here changes the model: the events
+ * that follow a judgement so far go on from where they left it. */
+static int judge(struct ctp_analysis *a, const struct ctp_trace_end *end, bool live)
+{
+	drop_findings(a);
+	ctp_an_take_end(a, end, live);
 	for (size_t i = 0; i < a->nprocs; i++)
 		if (find_crash(a, &a->procs[i]) < 0)
 			return -1;
@@ -441,6 +453,19 @@ int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
 		qsort(a->findings, a->nfindings, sizeof(*a->findings), by_importance);
 	number_incidents(a);
 	return 0;
+}
+
+int ctp_analysis_judge_so_far(struct ctp_analysis *a)
+{
+	return a->finished ? 0 : judge(a, NULL, true);
+}
+
+int ctp_analysis_finish(struct ctp_analysis *a, const struct ctp_trace_end *end)
+{
+	if (a->finished)
+		return 0;
+	a->finished = true;
+	return judge(a, end, false);
 }
 
 void ctp_analysis_count_incidents(const struct ctp_analysis *a,

@@ -1,5 +1,6 @@
 /* The analysis's own state: the model (analysis.c) builds it, the findings
- * (analysis_findings.c) read it once it is finished, never the other way round. Not for the
+ * (analysis_findings.c) read it (when it is finished, or at a snapshot of a trace being
+ * followed), never the other way round. Not for the
  * analysis's users: they read cat/analysis.h. */
 #ifndef CTP_CAT_ANALYSIS_INTERNAL_H
 #define CTP_CAT_ANALYSIS_INTERNAL_H
@@ -84,7 +85,7 @@ struct ctp_analysis {
 	struct ctp_finding *findings;
 	size_t nfindings, cap_findings;
 	size_t failures;
-	bool finished;
+	bool finished; /* ctp_analysis_finish was called: no more events, no more judgements */
 };
 
 /* The coroutine's fd record, or one that says it has seen none (read only). */
@@ -109,7 +110,8 @@ bool ctp_an_suspended_at_end(const struct an_coro *c);
 uint32_t ctp_an_suspend_stack(const struct ctp_analysis *a, const struct an_coro *c);
 int ctp_an_final_wait_fd(const struct ctp_analysis *a, const struct an_coro *c, const char **op);
 
-/* Takes in how reading ended: completeness and the summary's line counts (NULL: whole). */
-void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end);
+/* Takes in how reading ended: completeness and the summary's line counts. NULL: read to the end
+ * line (whole), or, when `live`, not ended: the trace is still being written. */
+void ctp_an_take_end(struct ctp_analysis *a, const struct ctp_trace_end *end, bool live);
 
 #endif

@@ -131,6 +131,11 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 			"be "
 			"missing, so findings may be missing or wrong.\n",
 			s->missing_lines);
+	else if (s->live)
+		fputs("  The trace is still being written: coroutines that look stuck may be "
+		      "resumed "
+		      "later, unless a snapshot is their process's last word.\n",
+		      f);
 	else if (!s->complete)
 		fputs("  WARNING: the trace is incomplete (cut off or damaged): its end is "
 		      "missing, "

@@ -5,15 +5,25 @@
 #define CTP_CAT_REPORT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cat/analysis/analysis.h"
 
+/* Which report of a followed trace this is (ctp-cat --follow --report, docs/report.md). */
+struct ctp_cat_report_refresh {
+	uint64_t number;      /* 1 for the first report */
+	bool final;	      /* the one at the end of following */
+	uint64_t snapshot_ts; /* the latest snapshot in it, 0: none */
+};
+
 /* The report of a finished analysis of the trace `name`. Return 0, or -1 with errno set when
  * writing failed. The text report shortens C++ template arguments unless full_names; the JSON
- * report always has the full names. */
+ * report always has the full names. It is indented for people, unless `refresh` (NULL: none)
+ * asks for one line of JSON Lines, which then also says which report it is. */
 int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name, bool full_names);
-int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name);
+int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name,
+			const struct ctp_cat_report_refresh *refresh);
 
 /* Writes a symbol for people: `full` as it is, else with each outermost template argument list
  * written as <...> ("std::vector<...>::push_back(int const&)"); operators such as operator<<

@@ -244,7 +244,8 @@ static json_t *summary_json(const struct ctp_analysis *a)
 	return o;
 }
 
-int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name)
+int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name,
+			const struct ctp_cat_report_refresh *refresh)
 {
 	json_t *doc = json_object(), *findings = json_array();
 	if (!doc || !findings) {
@@ -258,7 +259,12 @@ int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name)
 	for (size_t i = 0; i < ctp_analysis_finding_count(a); i++)
 		json_array_append_new(findings, finding_json(a, ctp_analysis_finding_at(a, i)));
 	set(doc, "findings", findings);
-	int rc = json_dumpf(doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	if (refresh)
+		set(doc, "refresh",
+		    json_pack("{s:I,s:b,s:o}", "report", (json_int_t)refresh->number, "final",
+			      refresh->final, "snapshot_ts", u64_or_null(refresh->snapshot_ts)));
+	size_t flags = refresh ? JSON_COMPACT : JSON_INDENT(1);
+	int rc = json_dumpf(doc, f, flags | JSON_PRESERVE_ORDER);
 	json_decref(doc);
 	if (rc < 0 || fputc('\n', f) == EOF || fflush(f) != 0)
 		return -1;

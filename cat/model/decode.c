@@ -445,7 +445,11 @@ int ctp_event_decode(struct ctp_event_decoder *d, const struct ctp_trace_line *l
 	case CTP_EV_MODULE:
 		rc = decode_module(d, ev, j, &oom);
 		break;
-	case CTP_EV_SNAPSHOT: /* pid and ts only */
+	case CTP_EV_SNAPSHOT:
+		ev->snapshot.has_states = get_u64(j, "states", &ev->snapshot.states);
+		if (!ev->snapshot.has_states)
+			ev->snapshot.states = 0;
+		break;
 	case CTP_EV_UNKNOWN:
 		break;
 	}

@@ -136,6 +136,13 @@ struct ctp_event {
 		bool has_lines;
 		uint64_t lines, lost, unwritten;
 	} end;
+	struct {
+		/* How many `state` lines of pid follow (the collector's count); without it
+		 * (ctp-pstack's snapshot), the states end at the next line that is not one of them.
+		 */
+		bool has_states;
+		uint64_t states;
+	} snapshot;
 	const json_t *json; /* the parsed line, for CTP_EV_UNKNOWN (NULL for derived events) */
 };
 

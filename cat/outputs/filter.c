@@ -334,6 +334,12 @@ static void filter_ended(void *state, const struct ctp_trace_end *end)
 		f->inner.ended(f->inner.state, end);
 }
 
+static int filter_idle(void *state)
+{
+	struct filter *f = state;
+	return f->inner.idle ? f->inner.idle(f->inner.state) : 0;
+}
+
 static int filter_status(void *state)
 {
 	struct filter *f = state;
@@ -372,6 +378,7 @@ int ctp_cat_filter_open(struct ctp_cat_output *out, const struct ctp_cat_filter_
 	out->free = filter_free;
 	out->ended = filter_ended;
 	out->status = filter_status;
+	out->idle = filter_idle;
 	out->lines_only = false; /* it judges decoded events */
 	return 0;
 }

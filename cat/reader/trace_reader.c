@@ -470,3 +470,8 @@ uint64_t ctp_trace_reader_input_bytes(const struct ctp_trace_reader *r)
 {
 	return ctp_zreader_input_bytes(r->zr);
 }
+
+bool ctp_trace_reader_pending(const struct ctp_trace_reader *r)
+{
+	return !r->ended && (r->chunk_pos < r->chunk_len || ctp_zreader_pending(r->zr));
+}

@@ -107,6 +107,11 @@ uint64_t ctp_trace_end_uncounted(const struct ctp_trace_end *end);
 /* How reading ended; meaningful once ctp_trace_reader_next() returned CTP_TRACE_END. */
 const struct ctp_trace_end *ctp_trace_reader_end(const struct ctp_trace_reader *r);
 
+/* Whether the reader has more to give without reading its input: lines decompressed and not
+ * yet yielded, or input not yet decompressed. With nothing pending and no input waiting, the
+ * next call would block on a slow input (a trace being followed). */
+bool ctp_trace_reader_pending(const struct ctp_trace_reader *r);
+
 /* Compressed bytes read so far (for progress shown while reading). */
 uint64_t ctp_trace_reader_input_bytes(const struct ctp_trace_reader *r);
 

@@ -175,3 +175,8 @@ uint64_t ctp_zreader_frames(const struct ctp_zreader *zr)
 {
 	return zr->frames;
 }
+
+bool ctp_zreader_pending(const struct ctp_zreader *zr)
+{
+	return !zr->done && (zr->in.pos < zr->in.size || !zr->drained);
+}

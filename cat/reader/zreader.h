@@ -4,6 +4,7 @@
 #ifndef CTP_CAT_READER_ZREADER_H
 #define CTP_CAT_READER_ZREADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -40,6 +41,10 @@ uint64_t ctp_zreader_input_bytes(const struct ctp_zreader *zr);
 
 /* Offset in the compressed input just past the last frame decoded completely (0 if none). */
 uint64_t ctp_zreader_frame_end(const struct ctp_zreader *zr);
+
+/* Whether the reader holds input it has not decompressed, or output zstd has not handed over
+ * yet: the next read may return without reading the input. */
+bool ctp_zreader_pending(const struct ctp_zreader *zr);
 
 /* Frames decoded completely so far. */
 uint64_t ctp_zreader_frames(const struct ctp_zreader *zr);

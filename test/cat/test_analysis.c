@@ -302,6 +302,42 @@ static void a_close_before_the_wait_is_not_blamed(void **state)
 }
 
 /* Lost events may hide the resume that would have woken it: the finding stands, uncertain. */
+/* ctp-cat --follow --report: findings judged so far, again at a snapshot, then at the end; each
+ * judgement replaces the last, and the model goes on from where it was. */
+static void judged_so_far_then_at_a_snapshot_then_finished(void **state)
+{
+	(void)state;
+	struct ctp_analysis *a = start();
+	close_fd5(a, "2");
+	assert_int_equal(ctp_analysis_judge_so_far(a), 0);
+	assert_int_equal(count_kind(a, CTP_FINDING_LOST_WAKEUP), 1);
+	assert_true(first_of(a, CTP_FINDING_LOST_WAKEUP)->uncertain); /* no end, no snapshot */
+	assert_false(ctp_analysis_summary(a)->complete);
+	line(a, "{\"type\":\"snapshot\",\"pid\":7,\"ts\":%llu,\"states\":2}", S + 500);
+	line(a,
+	     "{\"type\":\"state\",\"pid\":7,\"coro\":1,\"state\":\"running\",\"tid\":7,"
+	     "\"since\":%llu,\"stack\":null,\"switches\":2}",
+	     S + 300);
+	line(a,
+	     "{\"type\":\"state\",\"pid\":7,\"coro\":2,\"state\":\"suspended\",\"tid\":7,"
+	     "\"since\":%llu,\"stack\":1,\"switches\":1,\"wait\":{\"fd\":5,\"op\":\"read\","
+	     "\"closed\":true}}",
+	     S + 300);
+	assert_int_equal(ctp_analysis_judge_so_far(a), 0);
+	assert_int_equal(ctp_analysis_finding_count(a), 1);
+	assert_int_equal(ctp_analysis_failure_count(a), 1);
+	assert_false(first_of(a, CTP_FINDING_LOST_WAKEUP)->uncertain); /* the snapshot's word */
+	assert_false(ctp_analysis_summary(a)->uncertain);
+	end(a, true, true);
+	check_lost_wakeup(a);
+	assert_int_equal(ctp_analysis_finding_count(a), 1);
+	assert_true(ctp_analysis_summary(a)->complete);
+	/* Finished: no judgement replaces the final findings. */
+	assert_int_equal(ctp_analysis_judge_so_far(a), 0);
+	assert_true(ctp_analysis_summary(a)->complete);
+	ctp_analysis_free(a);
+}
+
 static void loss_makes_it_uncertain(void **state)
 {
 	(void)state;
@@ -325,6 +361,7 @@ int main(void)
 		cmocka_unit_test(woken_after_the_close_is_no_lost_wakeup),
 		cmocka_unit_test(a_close_before_the_wait_is_not_blamed),
 		cmocka_unit_test(loss_makes_it_uncertain),
+		cmocka_unit_test(judged_so_far_then_at_a_snapshot_then_finished),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
