@@ -166,6 +166,17 @@ enum ctp_core_status ctp_core_open(const char *path, struct ctp_core *c, char *w
 	size_t nph;
 	if (!c->raw || elf_getphdrnum(elf, &nph) != 0)
 		return not_core(c, "no program headers", path, why, why_len);
+	/* libelf reports no program headers at all when they do not fit in the file. */
+	uint64_t phnum = eh.e_phnum == PN_XNUM ? nph : eh.e_phnum;
+	if (eh.e_phoff > raw_size || phnum * eh.e_phentsize > raw_size - eh.e_phoff) {
+		snprintf(why, why_len,
+			 "%s is truncated: it ends within its program headers (was the disk full, "
+			 "or "
+			 "ulimit -c too small, when it was written?)",
+			 path);
+		ctp_core_close(c);
+		return CTP_CORE_TRUNCATED;
+	}
 	bool notes = false, notes_cut = false;
 	c->loads = ctp_xcalloc(nph ? nph : 1, sizeof(*c->loads));
 	for (size_t i = 0; i < nph; i++) {
@@ -186,9 +197,15 @@ enum ctp_core_status ctp_core_open(const char *path, struct ctp_core *c, char *w
 				notes |= read_notes(c, elf, &ph);
 		}
 	}
-	if (notes_cut && !c->nthreads)
-		return not_core(c, "its notes lie past the end of the file (a truncated core)",
-				path, why, why_len);
+	if (notes_cut && !c->nthreads) {
+		snprintf(why, why_len,
+			 "%s is truncated: it ends before its notes (was the disk full, or ulimit "
+			 "-c "
+			 "too small, when it was written?)",
+			 path);
+		ctp_core_close(c);
+		return CTP_CORE_TRUNCATED;
+	}
 	if (!notes || !c->nthreads)
 		return not_core(c, "no process status note (NT_PRSTATUS)", path, why, why_len);
 	return CTP_CORE_OK;

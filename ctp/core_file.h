@@ -56,6 +56,7 @@ enum ctp_core_status {
 	CTP_CORE_OK,
 	CTP_CORE_CANNOT_OPEN, /* errno says why */
 	CTP_CORE_NOT_CORE,    /* not an ELF core of an x86-64 Linux process */
+	CTP_CORE_TRUNCATED,   /* a core cut short before the end of its notes */
 };
 
 /* Opens and indexes the core at path. On failure the reason is in why. */

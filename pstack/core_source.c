@@ -152,6 +152,8 @@ enum pstack_exit pstack_open_core(const char *path, const char *executable,
 		out->core = NULL;
 		if (st == CTP_CORE_NOT_CORE)
 			return PSTACK_EXIT_NOT_CORE;
+		if (st == CTP_CORE_TRUNCATED)
+			return PSTACK_EXIT_TRUNCATED;
 		return err == EACCES || err == EPERM ? PSTACK_EXIT_DENIED : PSTACK_EXIT_NO_PROCESS;
 	}
 	out->pid = out->core->pid;
