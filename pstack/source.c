@@ -101,6 +101,8 @@ static int64_t boot_time_s(void)
 	return btime;
 }
 
+enum { MTIME_SLACK_NS = 50000000 };
+
 /* Now, for a core: the moment the file was written, placed on this boot's clocks (so the core
  * must be of this boot, and the TSC's rate is this machine's); where that does not hold up, or
  * no switch can precede it, the latest switch the stations recorded. */
@@ -121,8 +123,17 @@ static void core_now(const struct pstack_source *src, const struct ctp_header *h
 		if (tsc)
 			out->raw = ctp_tsc() - (uint64_t)((double)since_written / out->ns_per_tick);
 #endif
-		if (out->mono_ns >= h->start_mono_ns && out->raw >= latest_raw)
+		/* File times come from a coarse clock (a tick of a few ms): a switch that
+		 * precedes the dump can look later than the file's time by that much. */
+		uint64_t slack = (uint64_t)(MTIME_SLACK_NS / out->ns_per_tick);
+		if (out->mono_ns >= h->start_mono_ns && out->raw + slack >= latest_raw) {
+			if (out->raw < latest_raw) {
+				out->mono_ns += (uint64_t)((double)(latest_raw - out->raw) *
+							   out->ns_per_tick);
+				out->raw = latest_raw;
+			}
 			return;
+		}
 	}
 	out->at_latest_switch = true;
 	out->raw = latest_raw;

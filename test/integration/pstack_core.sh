@@ -40,6 +40,8 @@ j() { jq -r "$1" "$WORK/lw.json"; }
 expect_eq "the snapshot is of the server's pid, from the core" "$server:$CORE:null" \
 	"$(j '"\(.pid):\(.core.path):\(.core.signal)"')"
 expect_eq "the core names the server's executable" "$EXAMPLE/server" "$(j .core.executable)"
+expect_eq "times count back from when the core was written (this boot's)" "false:0" \
+	"$(j '"\(.core.taken_at_latest_switch):\([.coroutines[] | select(.ago_ns == null)] | length)"')"
 expect_eq "48 coroutines, 4 threads, all suspended, none torn" "48:4:48:0" \
 	"$(j '.summary | "\(.coroutines):\(.threads):\(.suspended):\(.torn)"')"
 expect_eq "the largest group: $K waiting to read fds closed under them" "$K:suspended:read:true" \
@@ -133,8 +135,8 @@ crash_pstack=0
 expect_eq "ctp-pstack --core on the crash's core exits 0" 0 "$crash_pstack"
 c() { jq -r "$1" "$WORK/cr.json"; }
 pid=$("$CTP_CAT" "$WORK/cr.jsonl.zst" | jq -r 'select(.type == "process") | .pid')
-expect_eq "the core says signal 11, taken by the program's thread" "$pid:11:$pid" \
-	"$(c '"\(.pid):\(.core.signal):\(.core.signal_tid)"')"
+expect_eq "the core says signal 11, taken by the program's thread" "$pid:11:$pid:false" \
+	"$(c '"\(.pid):\(.core.signal):\(.core.signal_tid):\(.core.taken_at_latest_switch)"')"
 expect_eq "the bystander is suspended in bystander, called from the trampoline" \
 	"suspended:bystander ctp_makecontext_entry" \
 	"$(c '. as $r | $r.coroutines[] | select(.entry == "bystander") as $c
