@@ -184,6 +184,8 @@ enum ctp_core_status ctp_core_open(const char *path, struct ctp_core *c, char *w
 		if (!gelf_getphdr(elf, (int)i, &ph))
 			return not_core(c, "a program header cannot be read", path, why, why_len);
 		if (ph.p_type == PT_LOAD) {
+			c->truncated |=
+				ph.p_offset > raw_size || ph.p_filesz > raw_size - ph.p_offset;
 			c->loads[c->nloads++] = (struct ctp_core_load){
 				.vaddr = ph.p_vaddr,
 				.memsz = ph.p_memsz,

@@ -50,6 +50,7 @@ struct ctp_core {
 	char fname[17];	    /* the command's name, from NT_PRPSINFO */
 	char psargs[81];    /* the start of its arguments, joined by spaces */
 	uint64_t entry;	    /* AT_ENTRY: the executable's entry point, 0 when unknown */
+	bool truncated;	    /* some memory written into the core lies past the file's end */
 };
 
 enum ctp_core_status {

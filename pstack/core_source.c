@@ -87,10 +87,12 @@ static enum pstack_exit find_segment(struct pstack_source *src, const char *path
 	const struct ctp_core_mapping **ext = ctp_xcalloc(core->nmaps + 1, sizeof(*ext));
 	size_t n = 0;
 	const struct ctp_core_mapping *first = NULL;
+	uint64_t mapped = 0; /* bytes of the segment's extents */
 	for (size_t i = 0; i < core->nmaps; i++) {
 		if (!is_segment(&core->maps[i]))
 			continue;
 		ext[n++] = &core->maps[i];
+		mapped += core->maps[i].end - core->maps[i].start;
 		if (core->maps[i].file_off == 0 && !first)
 			first = &core->maps[i];
 	}
@@ -118,9 +120,12 @@ static enum pstack_exit find_segment(struct pstack_source *src, const char *path
 		snprintf(why, why_len, "the ctp segment in %s has no cTP magic", path);
 		status = PSTACK_EXIT_BAD_SEGMENT;
 	} else if (h.segment_size < sizeof(h) || h.segment_size > h.segment_max ||
-		   h.segment_size > core->raw_size) {
-		snprintf(why, why_len, "the ctp segment in %s claims %llu bytes", path,
-			 (unsigned long long)h.segment_size);
+		   h.segment_size > mapped) {
+		/* Bounded by what was mapped, not by the size of the core: a truncated core
+		 * is said to be one by the copy below. */
+		snprintf(why, why_len,
+			 "the ctp segment in %s claims %llu bytes, of which %llu were mapped", path,
+			 (unsigned long long)h.segment_size, (unsigned long long)mapped);
 		status = PSTACK_EXIT_BAD_SEGMENT;
 	} else {
 		uint8_t *buf = ctp_xcalloc(1, h.segment_size);
@@ -165,6 +170,12 @@ enum pstack_exit pstack_open_core(const char *path, const char *executable,
 	enum pstack_exit status = find_segment(out, path, why, why_len);
 	if (status != PSTACK_EXIT_OK)
 		pstack_core_close(out);
+	else if (out->core->truncated)
+		fprintf(stderr,
+			"ctp-pstack: warning: %s is truncated: the segment is whole, but memory "
+			"past "
+			"the file's end is missing, and stacks that lie there are cut short\n",
+			path);
 	return status;
 }
 

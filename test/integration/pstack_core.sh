@@ -191,4 +191,14 @@ notes_end=$((note_off + note_size))
 head -c $(((notes_end + 4095) / 4096 * 4096)) "$CRASH_CORE" >"$WORK/cut_segment"
 err cut_segment 10 "is truncated: it ends before the ctp segment of pid $pid" \
 	--core "$WORK/cut_segment"
+# Cut only after the segment (the last page: the vsyscall page's copy): shown, with a warning.
+size=$(stat -c %s "$CRASH_CORE")
+head -c $((size - 4096)) "$CRASH_CORE" >"$WORK/cut_tail"
+tail_status=0
+"$PSTACK" --json --core "$WORK/cut_tail" >"$WORK/cut_tail.json" 2>"$WORK/cut_tail.err" ||
+	tail_status=$?
+expect_eq "a core cut after its segment is shown, its coroutines all there" "0:2" \
+	"$tail_status:$(jq -r .summary.coroutines "$WORK/cut_tail.json")"
+check "with a warning that it is truncated" grep -q "warning: .*cut_tail is truncated" \
+	"$WORK/cut_tail.err"
 finish
