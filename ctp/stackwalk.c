@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <ucontext.h>
 
+#include "ctp/core_file.h"
 #include "ctp/segment.h"
 
 /* Frames of the tracer's own that can lie above a swapcontext's call site. */
@@ -19,6 +20,8 @@ enum { DW_RBX = 3, DW_RBP = 6, DW_RSP = 7, DW_R12 = 12 };
 struct ctp_stackwalk {
 	Dwfl *dwfl;
 	uint32_t pid;
+	const struct ctp_core *core; /* NULL for a live process */
+	const char *executable;	     /* the core's, or NULL for the one its NT_FILE names */
 	ctp_mem_read_fn read;
 	void *arg;
 	uint32_t walks_since_report; /* modules are re-read for a pc in none of them, not often */
@@ -152,14 +155,27 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.find_debuginfo = no_debuginfo,
 };
 
+/* A core's modules are found by their build-ids and the paths its NT_FILE note gives, the
+ * files on disk (again no debuginfod). */
+static const Dwfl_Callbacks core_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = no_debuginfo,
+};
+
+static bool report_modules(struct ctp_stackwalk *w, Dwfl *dwfl)
+{
+	if (w->core)
+		return dwfl_core_file_report(dwfl, (Elf *)w->core->elf, w->executable) > 0;
+	return dwfl_linux_proc_report(dwfl, (pid_t)w->pid) == 0;
+}
+
 static Dwfl *open_dwfl(struct ctp_stackwalk *w)
 {
-	Dwfl *dwfl = dwfl_begin(&proc_callbacks);
+	Dwfl *dwfl = dwfl_begin(w->core ? &core_callbacks : &proc_callbacks);
 	if (!dwfl)
 		return NULL;
 	dwfl_report_begin(dwfl);
-	if (dwfl_linux_proc_report(dwfl, (pid_t)w->pid) != 0 ||
-	    dwfl_report_end(dwfl, NULL, NULL) != 0 ||
+	if (!report_modules(w, dwfl) || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
 	    !dwfl_attach_state(dwfl, NULL, (pid_t)w->pid, &thread_callbacks, w)) {
 		dwfl_end(dwfl);
 		return NULL;
@@ -167,18 +183,34 @@ static Dwfl *open_dwfl(struct ctp_stackwalk *w)
 	return dwfl;
 }
 
-struct ctp_stackwalk *ctp_stackwalk_open_pid(uint32_t pid, ctp_mem_read_fn read, void *arg)
+static struct ctp_stackwalk *open_walk(const struct ctp_stackwalk *init)
 {
 	struct ctp_stackwalk *w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	*w = (struct ctp_stackwalk){.pid = pid, .read = read, .arg = arg};
+	*w = *init;
 	w->dwfl = open_dwfl(w);
 	if (!w->dwfl) {
 		free(w);
 		return NULL;
 	}
 	return w;
+}
+
+struct ctp_stackwalk *ctp_stackwalk_open_pid(uint32_t pid, ctp_mem_read_fn read, void *arg)
+{
+	return open_walk(&(struct ctp_stackwalk){.pid = pid, .read = read, .arg = arg});
+}
+
+struct ctp_stackwalk *ctp_stackwalk_open_core(const struct ctp_core *core, const char *executable)
+{
+	return open_walk(&(struct ctp_stackwalk){
+		.pid = core->pid,
+		.core = core,
+		.executable = executable,
+		.read = ctp_read_core_memory,
+		.arg = (void *)core,
+	});
 }
 
 void ctp_stackwalk_close(struct ctp_stackwalk *w)
@@ -223,9 +255,9 @@ uint32_t ctp_stackwalk_run_slots(struct ctp_stackwalk *w, const struct ctp_regs 
 	if (!w || max == 0 || hi <= lo || hi - lo < 8 || regs->rsp < lo || regs->rsp >= hi)
 		return 0;
 	/* A pc in no module known: objects loaded since the modules were read (but a stale
-	 * context may hold any value: not on every walk). */
+	 * context may hold any value: not on every walk). A core's modules are all known. */
 	w->walks_since_report++;
-	if (!dwfl_addrmodule(w->dwfl, regs->rip) && w->walks_since_report >= 64) {
+	if (!w->core && !dwfl_addrmodule(w->dwfl, regs->rip) && w->walks_since_report >= 64) {
 		w->walks_since_report = 0;
 		Dwfl *fresh = open_dwfl(w);
 		if (fresh) {

@@ -1,7 +1,8 @@
 /* The stack of a suspended coroutine, unwound from outside the process that runs it: from the
  * registers its switch saved (station.saved_ctx, enum ctp_ctx_kind) and its memory, read through
  * a callback. One unwinder for every reader: the collector on a live process (memory through
- * process_vm_readv), and later live snapshots and core files (the same walk, another reader).
+ * process_vm_readv), live snapshots (ctp-pstack PID) and core files (ctp-pstack --core: the
+ * memory of the core's PT_LOADs, its modules from its NT_FILE note).
  * Built on elfutils' libdwfl (CFI from the modules' files, with their frame-pointer fallback).
  *
  * Everything read is untrusted: the walk reads memory only inside the stack bounds it is given,
@@ -37,6 +38,12 @@ struct ctp_stackwalk;
 
 /* A walker for live process pid, its modules read from /proc/PID/maps; NULL on failure. */
 struct ctp_stackwalk *ctp_stackwalk_open_pid(uint32_t pid, ctp_mem_read_fn read, void *arg);
+/* A walker over a core file (ctp/core_file.h), which must outlive it: memory from the core, the
+ * modules from its NT_FILE note found on disk by build-id or path; `executable` (may be NULL)
+ * names the program's file when it is no longer where the core says. NULL on failure. */
+struct ctp_core;
+struct ctp_stackwalk *ctp_stackwalk_open_core(const struct ctp_core *core, const char *executable);
+
 void ctp_stackwalk_close(struct ctp_stackwalk *w);
 
 /* Unwinds from regs, reading stack memory only within [lo, hi), into up to max return

@@ -46,7 +46,7 @@ enum candidate {
 	SEGMENT,   /* the process's own segment, mapped */
 };
 
-static enum candidate try_memfd(int fd, pid_t pid, struct pstack_segment *out, char *why,
+static enum candidate try_memfd(int fd, pid_t pid, struct pstack_source *out, char *why,
 				size_t why_len)
 {
 	struct ctp_segment_view v = {0};
@@ -74,7 +74,8 @@ static enum candidate try_memfd(int fd, pid_t pid, struct pstack_segment *out, c
 		result = BAD;
 		goto out;
 	}
-	out->fd = fd;
+	out->memfd = fd;
+	out->pid = (uint32_t)pid;
 	out->view = v;
 	return SEGMENT;
 out:
@@ -119,11 +120,11 @@ static enum pstack_exit denied(pid_t pid, char *why, size_t why_len)
 	return PSTACK_EXIT_DENIED;
 }
 
-enum pstack_exit pstack_locate(pid_t pid, struct pstack_segment *out, char *why, size_t why_len)
+enum pstack_exit pstack_locate(pid_t pid, struct pstack_source *out, char *why, size_t why_len)
 {
 	char path[64];
 	memset(out, 0, sizeof(*out));
-	out->fd = -1;
+	out->memfd = -1;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	struct stat st;
 	if (pid <= 0 || stat(path, &st) != 0)
@@ -195,16 +196,16 @@ enum pstack_exit pstack_locate(pid_t pid, struct pstack_segment *out, char *why,
 	return PSTACK_EXIT_NOT_TRACED;
 }
 
-uint64_t pstack_segment_head(struct pstack_segment *seg)
+uint64_t pstack_live_head(struct pstack_source *src)
 {
-	const struct ctp_header *h = (const struct ctp_header *)seg->view.base;
+	const struct ctp_header *h = (const struct ctp_header *)src->view.base;
 	/* Acquire pairs with the producer's release of the head: the blocks are written, and the
 	 * segment_size stored before the push is the one we load next, or a later one. */
 	uint64_t head = CTP_LOAD_ACQUIRE(&h->blocks_head);
 	uint64_t size = CTP_LOAD_ACQUIRE(&h->segment_size);
-	if (size > seg->view.size) {
+	if (size > src->view.size) {
 		char why[160];
-		if (!map_file(seg->fd, &seg->view, why, sizeof(why)))
+		if (!map_file(src->memfd, &src->view, why, sizeof(why)))
 			fprintf(stderr, "ctp-pstack: cannot follow the segment's growth: %s\n",
 				why);
 		/* The remap may have moved the mapping: the header moved with it. */
@@ -212,13 +213,13 @@ uint64_t pstack_segment_head(struct pstack_segment *seg)
 	return head;
 }
 
-void pstack_segment_close(struct pstack_segment *seg)
+void pstack_live_close(struct pstack_source *src)
 {
-	if (seg->view.base)
-		munmap(seg->view.base, seg->view.size);
-	if (seg->fd >= 0)
-		close(seg->fd);
-	seg->view.base = NULL;
-	seg->view.size = 0;
-	seg->fd = -1;
+	if (src->view.base)
+		munmap(src->view.base, src->view.size);
+	if (src->memfd >= 0)
+		close(src->memfd);
+	src->view.base = NULL;
+	src->view.size = 0;
+	src->memfd = -1;
 }

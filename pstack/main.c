@@ -1,6 +1,8 @@
 /* ctp-pstack PID: every coroutine of a traced, running process, now (docs/ctp-pstack.md). It
  * reads the process's segment through a read-only mapping of the memfd the process holds: the
- * process is neither stopped nor written to, and it cannot tell that it was looked at. */
+ * process is neither stopped nor written to, and it cannot tell that it was looked at.
+ * ctp-pstack --core CORE [EXE]: the same view of a process that left a core file, from the
+ * segment's bytes in the core (pstack/core_source.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,10 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctp/core_file.h"
 #include "ctp/symcache.h"
 #include "ctp/version.h"
 #include "pstack/groups.h"
 #include "ctp/zwriter.h"
+#include "pstack/core_source.h"
 #include "pstack/locate.h"
 #include "pstack/procinfo.h"
 #include "pstack/report.h"
@@ -24,12 +28,16 @@ static void usage(FILE *f)
 	fputs("usage: ctp-pstack [--json] [--no-symbols] PID\n"
 	      "       ctp-pstack --report [--json] PID\n"
 	      "       ctp-pstack --trace FILE PID\n"
+	      "       ctp-pstack [OPTIONS] --core CORE [EXE]\n"
 	      "\n"
 	      "Shows every coroutine of a running process traced by ctp (under ctp-run, or with\n"
 	      "LD_PRELOAD=libctp_preload.so): its id, kind, entry function, state and since when,\n"
 	      "thread, the fd it waits on, and its symbolized suspend stack, grouped by stack.\n"
-	      "The process is not stopped.\n"
+	      "The process is not stopped. With --core, the same of the process a core file was\n"
+	      "made of (by a crash, or by gcore), read from the core.\n"
 	      "\n"
+	      "      --core CORE      read core file CORE instead of a running process; EXE is\n"
+	      "                       the program's file when it is no longer where CORE says\n"
 	      "      --json           one JSON document instead of text (docs/ctp-pstack.md)\n"
 	      "      --no-symbols     addresses only: do not read the process's binaries\n"
 	      "      --report         ctp-cat's report on the snapshot (its exit status: 3 when\n"
@@ -38,9 +46,11 @@ static void usage(FILE *f)
 	      "  -h, --help           show this help\n"
 	      "      --version        show the version\n"
 	      "\n"
-	      "Exit status: 0 shown, 1 no such process, 2 usage, 4 the process is not traced,\n"
-	      "5 permission denied, 6 its segment cannot be read, 7 the output cannot be written;\n"
-	      "with --report, the report's own status (0, or 3 with findings).\n",
+	      "Exit status: 0 shown, 1 no such process (or core file), 2 usage, 4 the process is\n"
+	      "not traced, 5 permission denied, 6 its segment cannot be read, 7 the output cannot\n"
+	      "be written, 8 not a core file, 9 the core lacks the segment (coredump_filter),\n"
+	      "10 the core is truncated; with --report, the report's own status (0, or 3 with\n"
+	      "findings).\n",
 	      f);
 }
 
@@ -55,7 +65,7 @@ static bool parse_pid(const char *s, pid_t *out)
 	return true;
 }
 
-enum { OPT_JSON = 256, OPT_NO_SYMBOLS, OPT_VERSION, OPT_REPORT, OPT_TRACE };
+enum { OPT_JSON = 256, OPT_NO_SYMBOLS, OPT_VERSION, OPT_REPORT, OPT_TRACE, OPT_CORE };
 
 /* --trace FILE: the snapshot as a trace file, made as ctp-run makes its output ("-": stdout). */
 static int write_trace_file(struct pstack_view *v, const struct pstack_procinfo *pi,
@@ -81,10 +91,11 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"report", no_argument, NULL, OPT_REPORT},
 		{"trace", required_argument, NULL, OPT_TRACE},
+		{"core", required_argument, NULL, OPT_CORE},
 		{0},
 	};
 	bool json = false, symbols = true, report = false;
-	const char *trace = NULL;
+	const char *trace = NULL, *core = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
@@ -99,6 +110,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TRACE:
 			trace = optarg;
+			break;
+		case OPT_CORE:
+			core = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -115,37 +129,60 @@ int main(int argc, char **argv)
 		fputs("ctp-pstack: --report and --trace do not go together\n", stderr);
 		return PSTACK_EXIT_USAGE;
 	}
-	pid_t pid;
-	if (optind + 1 != argc || !parse_pid(argv[optind], &pid)) {
-		if (optind + 1 == argc)
-			fprintf(stderr, "ctp-pstack: not a process id: %s\n", argv[optind]);
-		usage(stderr);
-		return PSTACK_EXIT_USAGE;
+	struct pstack_source src;
+	char why[640];
+	enum pstack_exit status;
+	pid_t pid = 0;
+	if (core) {
+		if (optind + 1 < argc) {
+			fputs("ctp-pstack: --core takes one core file and at most one program\n",
+			      stderr);
+			usage(stderr);
+			return PSTACK_EXIT_USAGE;
+		}
+		status = pstack_open_core(core, optind < argc ? argv[optind] : NULL, &src, why,
+					  sizeof(why));
+	} else {
+		if (optind + 1 != argc || !parse_pid(argv[optind], &pid)) {
+			if (optind + 1 == argc)
+				fprintf(stderr, "ctp-pstack: not a process id: %s\n", argv[optind]);
+			usage(stderr);
+			return PSTACK_EXIT_USAGE;
+		}
+		status = pstack_locate(pid, &src, why, sizeof(why));
 	}
-
-	struct pstack_segment seg;
-	char why[512];
-	enum pstack_exit status = pstack_locate(pid, &seg, why, sizeof(why));
 	if (status != PSTACK_EXIT_OK) {
 		fprintf(stderr, "ctp-pstack: %s\n", why);
 		return status;
 	}
 	struct pstack_snapshot snap;
-	pstack_snapshot_take(&seg, &snap);
+	pstack_snapshot_take(&src, &snap);
 	struct pstack_groups groups;
 	pstack_groups_make(&snap, &groups);
 
 	struct pstack_procinfo pi;
-	pstack_procinfo_read(pid, &pi);
+	struct pstack_core_facts facts = {0};
+	if (src.core) {
+		pstack_procinfo_from_core(src.core, src.executable, &pi);
+		facts = (struct pstack_core_facts){
+			.path = core,
+			.executable = src.executable,
+			.signal = src.core->signal,
+			.signal_tid = src.core->signal ? src.core->threads[0].tid : 0,
+		};
+	} else {
+		pstack_procinfo_read(pid, &pi);
+	}
 	struct ctp_symcache syms = {0};
-	ctp_symcache_read_modules(&syms, &seg.view);
+	ctp_symcache_read_modules(&syms, &src.view);
 	struct pstack_view v = {
 		.snap = &snap,
 		.groups = &groups,
 		.syms = &syms,
 		.symbolizer = symbols ? ctp_symbolizer_new() : NULL,
-		.segment = &seg.view,
+		.segment = &src.view,
 		.command = pi.command,
+		.core = src.core ? &facts : NULL,
 		.out = stdout,
 	};
 	int out_status;
@@ -170,6 +207,6 @@ int main(int argc, char **argv)
 	ctp_symcache_free(&syms);
 	pstack_groups_free(&groups);
 	pstack_snapshot_free(&snap);
-	pstack_segment_close(&seg);
+	pstack_source_close(&src);
 	return out_status;
 }

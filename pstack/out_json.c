@@ -179,6 +179,35 @@ static void put_group(struct pstack_view *v, struct ctp_jsonw *w, const struct p
 	CTP_JSONW_LIT(w, "]}");
 }
 
+static void put_core(struct pstack_view *v, struct ctp_jsonw *w)
+{
+	const struct pstack_core_facts *c = v->core;
+	CTP_JSONW_LIT(w, ",\"core\":");
+	if (!c) {
+		ctp_jsonw_null(w);
+		return;
+	}
+	CTP_JSONW_LIT(w, "{\"path\":");
+	ctp_jsonw_str(w, c->path);
+	CTP_JSONW_LIT(w, ",\"executable\":");
+	if (c->executable)
+		ctp_jsonw_str(w, c->executable);
+	else
+		ctp_jsonw_null(w);
+	CTP_JSONW_LIT(w, ",\"signal\":");
+	if (c->signal) {
+		ctp_jsonw_u64(w, (uint64_t)c->signal);
+		CTP_JSONW_LIT(w, ",\"signal_tid\":");
+		ctp_jsonw_u64(w, c->signal_tid);
+	} else {
+		CTP_JSONW_LIT(w, "null,\"signal_tid\":null");
+	}
+	if (v->snap->now_at_latest_switch)
+		CTP_JSONW_LIT(w, ",\"taken_at_latest_switch\":true}");
+	else
+		CTP_JSONW_LIT(w, ",\"taken_at_latest_switch\":false}");
+}
+
 void pstack_write_json(struct pstack_view *v)
 {
 	const struct pstack_snapshot *s = v->snap;
@@ -192,6 +221,7 @@ void pstack_write_json(struct pstack_view *v)
 	ctp_jsonw_u64(&w, s->now_mono_ns);
 	CTP_JSONW_LIT(&w, ",\"stack_depth\":");
 	ctp_jsonw_u64(&w, s->stack_depth);
+	put_core(v, &w);
 	CTP_JSONW_LIT(&w, ",");
 	put_summary(v, &w);
 	CTP_JSONW_LIT(&w, ",\n\"groups\":[");

@@ -1,5 +1,6 @@
 /* The view for people: a header line, then the groups, largest first, each with its stack once
  * and one line per coroutine. */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include <inttypes.h>
 #include <string.h>
 
@@ -113,9 +114,30 @@ static void put_coro(struct pstack_view *v, const struct pstack_coro *c)
 	fputc('\n', f);
 }
 
+/* A core's first line: the file, and what made it. */
+static void put_core(struct pstack_view *v)
+{
+	const struct pstack_core_facts *c = v->core;
+	fprintf(v->out, "core %s", c->path);
+	if (c->signal) {
+		const char *abbrev = sigabbrev_np(c->signal);
+		fprintf(v->out, ": killed by SIG%s (signal %d) on thread %" PRIu32 "\n",
+			abbrev ? abbrev : "?", c->signal, c->signal_tid);
+	} else {
+		fputs(": no signal (written by gcore, or by a process that dumped itself)\n",
+		      v->out);
+	}
+	if (v->snap->now_at_latest_switch)
+		fputs("note: when the core was written is unknown here (another boot?): times are "
+		      "counted back from the latest switch\n",
+		      v->out);
+}
+
 static void put_header(struct pstack_view *v)
 {
 	const struct pstack_snapshot *s = v->snap;
+	if (v->core)
+		put_core(v);
 	size_t count[CTP_STATE_LEFT + 1];
 	size_t threads = pstack_count_states(s, count);
 	fprintf(v->out, "pid %" PRIu32 " (%s): %zu coroutines", s->pid, v->command,

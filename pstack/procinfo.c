@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctp/core_file.h"
+
 static ssize_t read_file(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -55,4 +57,28 @@ void pstack_procinfo_read(pid_t pid, struct pstack_procinfo *out)
 		if (end && sscanf(end + 1, " %c %u", &state, &ppid) == 2)
 			out->ppid = ppid;
 	}
+}
+
+void pstack_procinfo_from_core(const struct ctp_core *core, const char *executable,
+			       struct pstack_procinfo *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->command, sizeof(out->command), "%s", core->psargs);
+	size_t len = executable ? strlen(executable) : 0;
+	if (len >= sizeof(out->strings) / 2)
+		len = 0;
+	memcpy(out->strings, executable, len);
+	out->len = len + 1; /* and its NUL */
+	/* The arguments, one per word, NUL-terminated as /proc/PID/cmdline has them. */
+	for (const char *a = core->psargs; *a;) {
+		size_t n = strcspn(a, " ");
+		if (n > 0 && out->len + n + 1 <= sizeof(out->strings)) {
+			memcpy(out->strings + out->len, a, n);
+			out->len += n + 1;
+			out->argc++;
+		}
+		a += n;
+		a += strspn(a, " ");
+	}
+	out->ppid = core->ppid;
 }

@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ctp/atomics.h"
 #include "ctp/clock.h"
@@ -11,7 +10,7 @@
 #include "pstack/suspend_stack.h"
 
 struct walk {
-	struct pstack_segment *seg;
+	struct pstack_source *src;
 	struct pstack_snapshot *snap;
 	struct pstack_unwinder unwinder;
 	struct ctp_station_snapshot s; /* big: one copy, reused for every station */
@@ -70,7 +69,7 @@ static void visit_block(void *ctx, struct ctp_block *b, uint64_t off)
 	struct walk *w = ctx;
 	struct ctp_chunk_ref ref;
 	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS ||
-	    !ctp_view_station_chunk(&w->seg->view, b, off, &ref))
+	    !ctp_view_station_chunk(&w->src->view, b, off, &ref))
 		return;
 	for (uint32_t k = 0; k < ref.count; k++) {
 		const struct ctp_station *st = ctp_chunk_station(&ref, k);
@@ -94,57 +93,40 @@ static int by_id(const void *a, const void *b)
 	return (x->coro > y->coro) - (x->coro < y->coro);
 }
 
-/* The rate of the segment's clock. A monotonic clock is nanoseconds already. The TSC's rate is
- * measured between the segment's creation (the header keeps both clocks read at that moment)
- * and now; a segment younger than that allows is measured over a few milliseconds instead. */
-static void take_clock(struct pstack_snapshot *snap, const struct ctp_header *h)
+/* The latest clock reading of the stations: a core's "now" when it cannot be had otherwise. */
+static uint64_t latest_raw(const struct pstack_snapshot *snap)
 {
-	uint32_t kind = CTP_LOAD_RELAXED(&h->clock_kind);
-	snap->now_mono_ns = ctp_monotonic_ns();
-	if (kind != CTP_CLOCK_TSC) {
-		snap->now_raw = snap->now_mono_ns;
-		snap->ns_per_tick = 1.0;
-		return;
-	}
-#if defined(__x86_64__) || defined(__i386__)
-	snap->now_raw = ctp_tsc();
-	uint64_t start_tsc = CTP_LOAD_RELAXED(&h->start_tsc);
-	uint64_t start_ns = CTP_LOAD_RELAXED(&h->start_mono_ns);
-	if (snap->now_raw > start_tsc && snap->now_mono_ns > start_ns + 200000000ull) {
-		snap->ns_per_tick = (double)(snap->now_mono_ns - start_ns) /
-				    (double)(snap->now_raw - start_tsc);
-		return;
-	}
-	uint64_t t0 = ctp_tsc(), n0 = ctp_monotonic_ns();
-	struct timespec pause = {0, 20000000};
-	nanosleep(&pause, NULL);
-	uint64_t t1 = ctp_tsc(), n1 = ctp_monotonic_ns();
-	snap->ns_per_tick = t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0.0;
-#else
-	snap->now_raw = 0;
-	snap->ns_per_tick = 0.0; /* no TSC here: a segment that says TSC is not from this CPU */
-#endif
+	uint64_t latest = 0;
+	for (size_t i = 0; i < snap->ncoros; i++)
+		if (snap->coros[i].since_raw > latest)
+			latest = snap->coros[i].since_raw;
+	return latest;
 }
 
-void pstack_snapshot_take(struct pstack_segment *seg, struct pstack_snapshot *snap)
+void pstack_snapshot_take(struct pstack_source *src, struct pstack_snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
 	uint64_t t0 = ctp_monotonic_ns();
-	uint64_t head = pstack_segment_head(seg);
-	const struct ctp_header *h = (const struct ctp_header *)seg->view.base;
+	uint64_t head = pstack_source_head(src);
+	const struct ctp_header *h = (const struct ctp_header *)src->view.base;
 	snap->pid = h->pid;
 	snap->stack_depth = CTP_LOAD_RELAXED(&h->stack_depth);
 	snap->stations_lost = CTP_LOAD_RELAXED(&h->stations_lost);
 	snap->start_mono_ns = CTP_LOAD_RELAXED(&h->start_mono_ns);
 	struct walk *w = ctp_xcalloc(1, sizeof(*w));
-	w->seg = seg;
+	w->src = src;
 	w->snap = snap;
-	w->unwinder.pid = snap->pid;
-	ctp_view_blocks_from(&seg->view, head, visit_block, w);
+	w->unwinder.src = src;
+	ctp_view_blocks_from(&src->view, head, visit_block, w);
 	pstack_unwinder_close(&w->unwinder);
 	free(w);
 	/* The clock is read after the stations: no switch they saw lies in its future. */
-	take_clock(snap, h);
+	struct pstack_now now;
+	pstack_source_now(src, latest_raw(snap), &now);
+	snap->now_raw = now.raw;
+	snap->now_mono_ns = now.mono_ns;
+	snap->ns_per_tick = now.ns_per_tick;
+	snap->now_at_latest_switch = now.at_latest_switch;
 	snap->read_ns = ctp_monotonic_ns() - t0;
 	if (snap->ncoros > 1) /* no array at all without coroutines: qsort wants one */
 		qsort(snap->coros, snap->ncoros, sizeof(*snap->coros), by_id);

@@ -1,4 +1,5 @@
-/* One look at every coroutine of a running process: its stations read under their seqlocks,
+/* One look at every coroutine of a process, running or in a core file (pstack/source.h): its
+ * stations read under their seqlocks,
  * their suspend stacks interned (so that coroutines stopped at the same place share one stack),
  * and the clock needed to say how long ago each last switched. */
 #ifndef CTP_PSTACK_SNAPSHOT_H
@@ -9,7 +10,7 @@
 #include <stdint.h>
 
 #include "ctp/stack_table.h"
-#include "pstack/locate.h"
+#include "pstack/source.h"
 
 struct pstack_coro {
 	uint64_t coro;
@@ -45,14 +46,15 @@ struct pstack_snapshot {
 	uint64_t stations_lost; /* coroutines the process could not give a station */
 	/* The clock: raw readings convert to "ago" by (now_raw - raw) * ns_per_tick. */
 	uint64_t now_raw;
-	uint64_t now_mono_ns;	/* CLOCK_MONOTONIC when the stations had been read */
-	uint64_t start_mono_ns; /* CLOCK_MONOTONIC when the segment was made */
-	double ns_per_tick;	/* 0 when the rate could not be had */
-	uint64_t read_ns;	/* how long reading the stations took */
+	uint64_t now_mono_ns;	   /* CLOCK_MONOTONIC when the stations had been read */
+	uint64_t start_mono_ns;	   /* CLOCK_MONOTONIC when the segment was made */
+	double ns_per_tick;	   /* 0 when the rate could not be had */
+	bool now_at_latest_switch; /* a core whose moment is unknown: "now" is its latest switch */
+	uint64_t read_ns;	   /* how long reading the stations took */
 };
 
-/* Reads every station of `seg` into `snap`. */
-void pstack_snapshot_take(struct pstack_segment *seg, struct pstack_snapshot *snap);
+/* Reads every station of `src` into `snap`. */
+void pstack_snapshot_take(struct pstack_source *src, struct pstack_snapshot *snap);
 void pstack_snapshot_free(struct pstack_snapshot *snap);
 
 /* The frames of stack `id` (>= 1). */

@@ -21,25 +21,40 @@ static void refused(struct pstack_unwinder *u)
 			"ctp-pstack: may not read the memory of pid %u (%s): stacks recorded as a "
 			"call site show only that (run as the process's tracer, as root, or with "
 			"kernel.yama.ptrace_scope=0)\n",
-			u->pid, strerror(errno));
+			u->src->pid, strerror(errno));
 	u->refused = true;
 	pstack_unwinder_close(u);
+}
+
+static bool open_walk(struct pstack_unwinder *u)
+{
+	if (!u->tried) {
+		u->tried = true;
+		u->walk = pstack_source_open_walk(u->src);
+	}
+	return u->walk && !u->refused;
+}
+
+/* A core's running coroutine (or thread): its thread's stack, from the registers the core keeps
+ * for that thread. A core is a file: the walk may read anywhere in it, wherever the thread's
+ * stack pointer is (a signal handler's own stack, say). */
+static uint32_t walk_thread(struct pstack_unwinder *u, const struct ctp_station_snapshot *s,
+			    uint64_t *pcs, uint32_t max)
+{
+	struct ctp_regs regs;
+	if (!pstack_source_thread_regs(u->src, s->tid, &regs) || !open_walk(u))
+		return 0;
+	return ctp_stackwalk_run(u->walk, &regs, 0, UINT64_MAX, 0, pcs, max);
 }
 
 static uint32_t walk_saved_context(struct pstack_unwinder *u, const struct ctp_station *live,
 				   uint32_t depth, const struct ctp_station_snapshot *s,
 				   uint64_t *pcs, uint32_t max)
 {
-	void *pid_arg = (void *)(uintptr_t)u->pid;
-	if (!u->tried) {
-		u->tried = true;
-		u->walk = ctp_stackwalk_open_pid(u->pid, ctp_read_pid_memory, pid_arg);
-	}
 	struct ctp_regs regs;
-	if (!u->walk || u->refused)
+	if (!open_walk(u))
 		return 0;
-	if (!ctp_regs_from_context(ctp_read_pid_memory, pid_arg, s->ctx_kind, s->saved_ctx,
-				   &regs)) {
+	if (!ctp_regs_from_context(pstack_source_read, u->src, s->ctx_kind, s->saved_ctx, &regs)) {
 		if (errno == EPERM)
 			refused(u);
 		return 0;
@@ -60,7 +75,10 @@ uint32_t pstack_suspend_stack(struct pstack_unwinder *u, const struct ctp_statio
 			      uint32_t max)
 {
 	/* Only a coroutine that is not running has a stack that stays put: a running one's
-	 * frames in the station are those of its previous suspend. */
+	 * frames in the station are those of its previous suspend. In a core its thread's stays
+	 * put too. */
+	if (s->state == CTP_STATE_RUNNING)
+		return walk_thread(u, s, pcs, max);
 	if (s->state != CTP_STATE_SUSPENDED && s->state != CTP_STATE_LEFT)
 		return 0;
 	if (s->stack_kind == CTP_STACK_CALL_SITE && s->ctx_kind != CTP_CTX_NONE &&

@@ -11,6 +11,14 @@
 #include "pstack/groups.h"
 #include "pstack/snapshot.h"
 
+/* What a core file says of itself, for the views' header. */
+struct pstack_core_facts {
+	const char *path;	/* as the user named it */
+	const char *executable; /* the program's file, NULL when unknown */
+	int signal;		/* the signal that made the core, 0 none (gcore) */
+	uint32_t signal_tid;	/* the thread that took it */
+};
+
 struct pstack_view {
 	const struct pstack_snapshot *snap;
 	const struct pstack_groups *groups;
@@ -18,6 +26,7 @@ struct pstack_view {
 	struct ctp_symbolizer *symbolizer;	/* NULL: addresses only */
 	const struct ctp_segment_view *segment; /* for modules loaded since the table was read */
 	const char *command;			/* the process's command line, for the header */
+	const struct pstack_core_facts *core;	/* NULL: a live process */
 	FILE *out;
 };
 

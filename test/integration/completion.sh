@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bash completion of ctp-run and ctp-cat (completion/), sourced into a plain bash and into
+# The bash completion of ctp-run, ctp-cat and ctp-pstack (completion/), sourced into a plain bash and into
 # one with bash-completion loaded: options, --format and --type values, trace files, and the
 # program ctp-run runs. Each case gives the words as bash splits them (at "=" too, as
 # COMP_WORDBREAKS says) and checks COMPREPLY.
@@ -10,7 +10,8 @@ BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 check "bash-completion is installed (scripts/deps)" test -r "$BASH_COMPLETION"
 
 mkdir -p "$WORK/dir/sub"
-touch "$WORK/dir/a.jsonl.zst" "$WORK/dir/b.jsonl.zst" "$WORK/dir/notes.txt" "$WORK/dir/page.html"
+touch "$WORK/dir/a.jsonl.zst" "$WORK/dir/b.jsonl.zst" "$WORK/dir/notes.txt" "$WORK/dir/page.html" \
+	"$WORK/dir/core.123"
 
 # comp WITH_BASH_COMPLETION WORD...: COMPREPLY, sorted, one line, for the cursor at the end of
 # the last WORD, completed in $WORK/dir.
@@ -26,6 +27,7 @@ comp() {
 		fi
 		. "$COMPLETION/ctp-cat"
 		. "$COMPLETION/ctp-run"
+		. "$COMPLETION/ctp-pstack"
 		COMP_WORDS=("$@")
 		COMP_CWORD=$(($# - 1))
 		COMP_LINE="$*"
@@ -62,5 +64,14 @@ for with in no yes; do
 		"$(comp $with ctp-run -- ls no)"
 	expect_eq "$w ctp-run --stack-depth 8 ls -- no: not ctp-run's --" "notes.txt" \
 		"$(comp $with ctp-run --stack-depth 8 ls -- no)"
+	expect_eq "$w ctp-pstack --c" "--core" "$(comp $with ctp-pstack --c)"
+	expect_eq "$w ctp-pstack --core co" "core.123" "$(comp $with ctp-pstack --core co)"
+	expect_eq "$w ctp-pstack --core=co" "core.123" "$(comp $with ctp-pstack --core = co)"
+	expect_eq "$w ctp-pstack --core core.123 no: the program" "notes.txt" \
+		"$(comp $with ctp-pstack --core core.123 no)"
+	expect_eq "$w ctp-pstack --trace <TAB>" "a.jsonl.zst b.jsonl.zst sub" \
+		"$(comp $with ctp-pstack --trace '')"
+	check "$w ctp-pstack <TAB>: running processes, this shell's among them" \
+		grep -qw "$$" <<<"$(comp $with ctp-pstack '')"
 done
 finish

@@ -52,6 +52,7 @@ for f in /usr/bin/ctp-run /usr/bin/ctp-collector /usr/bin/ctp-cat /usr/bin/ctp-p
 	/usr/share/man/man1/ctp-pstack.1.gz \
 	/usr/share/man/man1/ctp-collector.1.gz /usr/share/man/man7/ctp.7.gz \
 	/usr/share/bash-completion/completions/ctp-run /usr/share/bash-completion/completions/ctp-cat \
+	/usr/share/bash-completion/completions/ctp-pstack \
 	/usr/share/doc/ctp/README.md /usr/share/doc/ctp/docs/trace-format.md \
 	/usr/share/doc/ctp/examples/lost_wakeup/server.c; do
 	check "the package installs $f" test -f "$f"

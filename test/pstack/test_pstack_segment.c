@@ -117,7 +117,7 @@ static void set_wait(struct ctp_station *s, int fd, uint32_t op, bool closed)
 	s->wait_op = ctp_wait_pack(op, s->switches) | (closed ? CTP_WAIT_CLOSED : 0);
 }
 
-static enum pstack_exit locate(struct pstack_segment *out, char *why, size_t len)
+static enum pstack_exit locate(struct pstack_source *out, char *why, size_t len)
 {
 	return pstack_locate(getpid(), out, why, len);
 }
@@ -127,7 +127,7 @@ static enum pstack_exit locate(struct pstack_segment *out, char *why, size_t len
 static void no_segment_means_not_traced(void **state)
 {
 	(void)state;
-	struct pstack_segment s;
+	struct pstack_source s;
 	char why[512];
 	assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_NOT_TRACED);
 	assert_non_null(strstr(why, "ctp-run"));
@@ -138,7 +138,7 @@ static void another_process_segment_is_not_ours(void **state)
 {
 	(void)state;
 	make_segment(true, (uint32_t)getpid() + 1);
-	struct pstack_segment s;
+	struct pstack_source s;
 	char why[512];
 	assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_NOT_TRACED);
 	assert_non_null(strstr(why, "other processes"));
@@ -148,7 +148,7 @@ static void unsealed_segment_is_refused(void **state)
 {
 	(void)state;
 	make_segment(false, (uint32_t)getpid());
-	struct pstack_segment s;
+	struct pstack_source s;
 	char why[512];
 	assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_BAD_SEGMENT);
 	assert_non_null(strstr(why, "sealed"));
@@ -159,7 +159,7 @@ static void other_version_is_refused(void **state)
 	(void)state;
 	make_segment(true, (uint32_t)getpid());
 	hdr()->version = CTP_VERSION + 1;
-	struct pstack_segment s;
+	struct pstack_source s;
 	char why[512];
 	assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_BAD_SEGMENT);
 	assert_non_null(strstr(why, "version"));
@@ -168,7 +168,7 @@ static void other_version_is_refused(void **state)
 static void no_such_process(void **state)
 {
 	(void)state;
-	struct pstack_segment s;
+	struct pstack_source s;
 	char why[512];
 	assert_int_equal(pstack_locate(0x7ffffff0, &s, why, sizeof(why)), PSTACK_EXIT_NO_PROCESS);
 }
@@ -207,7 +207,7 @@ static void stations_are_read_and_garbage_skipped(void **state)
 	/* A stack longer than the depth is cut to it. */
 	put(9, 19, CTP_STATE_SUSPENDED, 0)->stack_len = 1000;
 
-	struct pstack_segment s;
+	struct pstack_source s;
 	char why[512];
 	assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_OK);
 	struct pstack_snapshot snap;
@@ -257,7 +257,7 @@ static void stations_are_read_and_garbage_skipped(void **state)
 	assert_int_equal(g.ngroups, 5);
 	pstack_groups_free(&g);
 	pstack_snapshot_free(&snap);
-	pstack_segment_close(&s);
+	pstack_source_close(&s);
 }
 
 static void bad_blocks_are_ignored(void **state)
@@ -278,7 +278,7 @@ static void bad_blocks_are_ignored(void **state)
 	loop->size = sizeof(*loop);
 	loop->next = 1024;
 	hdr()->blocks_head = 1024;
-	struct pstack_segment s;
+	struct pstack_source s;
 	char why[512];
 	assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_OK);
 	struct pstack_snapshot snap;
@@ -291,7 +291,7 @@ static void bad_blocks_are_ignored(void **state)
 	assert_int_equal(snap.ncoros, 1);
 	assert_int_equal(snap.coros[0].coro, 10);
 	pstack_snapshot_free(&snap);
-	pstack_segment_close(&s);
+	pstack_source_close(&s);
 }
 
 static void growth_is_followed(void **state)
@@ -299,7 +299,7 @@ static void growth_is_followed(void **state)
 	(void)state;
 	make_segment(true, (uint32_t)getpid());
 	put(0, 10, CTP_STATE_SUSPENDED, 0);
-	struct pstack_segment s;
+	struct pstack_source s;
 	char why[512];
 	assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_OK);
 	assert_int_equal(s.view.size, SEG_SIZE);
@@ -327,7 +327,7 @@ static void growth_is_followed(void **state)
 	assert_int_equal(snap.coros[1].coro, 20);
 	assert_int_equal(snap.coros[1].state, CTP_STATE_CREATED);
 	pstack_snapshot_free(&snap);
-	pstack_segment_close(&s);
+	pstack_source_close(&s);
 }
 
 int main(void)
