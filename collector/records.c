@@ -69,12 +69,19 @@ void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx)
 	if (!p->view.base)
 		return;
 	struct ctp_station_snapshot snap;
+	/* Only the indices handed out so far: the rest of a chunk was never written, and reading
+	 * it would only make the kernel fill the segment's file with zero pages. */
+	const struct ctp_header *h = (const struct ctp_header *)p->view.base;
+	uint32_t handed_out = CTP_LOAD_ACQUIRE(&h->station_count);
 	for (size_t i = 0; i < p->nchunks; i++) {
 		struct ctp_block *b = ctp_view_at(&p->view, p->chunk_offs[i], sizeof(*b));
 		struct ctp_chunk_ref ref;
-		if (!b || !ctp_view_station_chunk(&p->view, b, p->chunk_offs[i], &ref))
+		if (!b || !ctp_view_station_chunk(&p->view, b, p->chunk_offs[i], &ref) ||
+		    ref.first >= handed_out)
 			continue;
-		for (uint32_t k = 0; k < ref.count; k++) {
+		uint32_t upto =
+			handed_out - ref.first < ref.count ? handed_out - ref.first : ref.count;
+		for (uint32_t k = 0; k < upto; k++) {
 			struct ctp_station *s = ctp_chunk_station(&ref, k);
 			/* A cheap look first: most slots are free or hold other coroutines. */
 			uint32_t state = CTP_LOAD_RELAXED(&s->state);

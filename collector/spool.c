@@ -16,7 +16,7 @@ struct ctp_spool_chunk {
 
 /* The pool holds up to twice its target: chunks the reader frees in a burst are kept. */
 #define POOL_MAX_TARGET 64  /* chunks: 16 MiB */
-#define POOL_FIRST_TARGET 4 /* chunks: 1 MiB */
+#define POOL_FIRST_TARGET 4 /* chunks: 1 MiB, once the harvester has needed a chunk */
 
 static uint64_t in_spools(struct ctp_spool_budget *b)
 {
@@ -94,8 +94,7 @@ void ctp_spool_budget_init(struct ctp_spool_budget *b, uint64_t limit)
 	b->pool_target_max = limit / 4 / CTP_SPOOL_CHUNK;
 	if (b->pool_target_max > POOL_MAX_TARGET)
 		b->pool_target_max = POOL_MAX_TARGET;
-	b->pool_target =
-		b->pool_target_max < POOL_FIRST_TARGET ? b->pool_target_max : POOL_FIRST_TARGET;
+	b->pool_target = 0;
 	b->pool_ran_dry = 0;
 	pthread_mutex_init(&b->pool_lock, NULL);
 	b->pool = NULL;
@@ -121,7 +120,7 @@ void ctp_spool_budget_stock(struct ctp_spool_budget *b)
 void ctp_spool_budget_stock_some(struct ctp_spool_budget *b, size_t max_chunks)
 {
 	if (__atomic_exchange_n(&b->pool_ran_dry, 0, __ATOMIC_RELAXED)) {
-		size_t target = 2 * b->pool_target;
+		size_t target = b->pool_target ? 2 * b->pool_target : POOL_FIRST_TARGET;
 		b->pool_target = target < b->pool_target_max ? target : b->pool_target_max;
 	}
 	for (size_t made = 0;

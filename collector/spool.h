@@ -33,9 +33,10 @@ struct ctp_spool_budget {
 	uint64_t pooled;  /* bytes of the free chunks in the pool */
 	uint64_t pending; /* bytes committed and not yet read */
 	uint64_t peak;	  /* the highest `used - pooled` seen */
-	/* Chunks the pool is kept stocked with: few at first, twice as many each time the
-	 * harvester found the pool empty, up to pool_target_max (set once). A short or quiet
-	 * program costs no stock it never uses; a busy one gets its stock after a pass or two. */
+	/* Chunks the pool is kept stocked with: none until the harvester first takes a chunk,
+	 * then a few, twice as many each time it found the pool empty, up to pool_target_max (set
+	 * once). A short or quiet program costs no stock it never uses; a busy one gets its stock
+	 * after a pass or two. */
 	size_t pool_target, pool_target_max;
 	uint32_t pool_ran_dry; /* set by a take from an empty pool, cleared by the stocker */
 	pthread_mutex_t pool_lock;

@@ -11,9 +11,9 @@
 /* What the preload knows of one fd number: the coroutine that last got EAGAIN on it (a hint;
  * its station says whether it still waits) and which readiness APIs name it. */
 enum {
-	CTP_FD_WATCH_EPOLL = 1, /* registered with epoll_ctl ADD/MOD */
-	CTP_FD_WATCH_POLL = 2,	/* named in a poll or select call */
-	CTP_FD_WATCH_SEEN = 4,	/* some coroutine waited on it */
+	CTP_FD_WATCH_EPOLL = 1,	 /* registered with epoll_ctl ADD/MOD */
+	CTP_FD_WATCH_POLL = 2,	 /* named in a poll or select call */
+	CTP_FD_WATCH_SEEN = 4,	 /* some coroutine waited on it */
 	CTP_FD_WATCH_POLLER = 8, /* coroutine `probe` polls it each time it runs: no waiter */
 };
 struct ctp_fd_slot {
@@ -22,7 +22,7 @@ struct ctp_fd_slot {
 	uint8_t op;	  /* enum ctp_wait_op */
 	uint8_t watch;	  /* CTP_FD_WATCH_* */
 	uint16_t pad;
-	uint32_t probe;	    /* station + 1 of the last coroutine to probe it with a zero-timeout poll */
+	uint32_t probe; /* station + 1 of the last coroutine to probe it with a zero-timeout poll */
 	uint32_t probe_run; /* that station's switch count then: which run of it probed */
 };
 struct ctp_fd_table {

@@ -13,6 +13,7 @@
 #include "preload/connection.h"
 #include "preload/crash.h"
 #include "preload/exec_hooks.h"
+#include "preload/fork_guard.h"
 #include "preload/modules.h"
 #include "preload/process.h"
 #include "preload/segment.h"
@@ -90,12 +91,19 @@ static void stop_in_child(void)
 
 static void fork_prepare(void)
 {
+	ctp_fork_guard_prepare();
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING)
 		ctp_segment_fork_prepare();
 }
 
+static void fork_parent(void)
+{
+	ctp_fork_guard_parent();
+}
+
 static void fork_child(void)
 {
+	ctp_fork_guard_child();
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
 		return;
 	int saved_errno = errno;
@@ -137,7 +145,7 @@ static void initialize(void)
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	pthread_atfork(fork_prepare, NULL, fork_child);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	ctp_crash_handlers_install();
 	ctp_exit_status_watch();
 	ctp_exec_remember_environment();

@@ -16,6 +16,7 @@
 
 #include "ctp/atomics.h"
 #include "ctp/segment.h"
+#include "preload/fork_guard.h"
 #include "preload/modules.h"
 #include "preload/object_range.h"
 #include "preload/segment.h"
@@ -135,12 +136,18 @@ void ctp_modules_scan(void)
 	/* Never wait: a scan under way on another thread covers what this one would find. */
 	if (__atomic_exchange_n(&scan_lock, 1, __ATOMIC_ACQUIRE))
 		return;
+	/* Nor during a fork: the next start scans again. */
+	if (!ctp_fork_guard_try_enter()) {
+		__atomic_store_n(&scan_lock, 0, __ATOMIC_RELEASE);
+		return;
+	}
 	unsigned long long adds = 0;
 	dl_iterate_phdr(read_adds, &adds);
 	if (adds != __atomic_load_n(&scanned_adds, __ATOMIC_RELAXED)) {
 		dl_iterate_phdr(add_module, NULL);
 		__atomic_store_n(&scanned_adds, adds, __ATOMIC_RELAXED);
 	}
+	ctp_fork_guard_leave();
 	__atomic_store_n(&scan_lock, 0, __ATOMIC_RELEASE);
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "preload/fork_guard.h"
 #include "preload/object_range.h"
 #include "preload/process.h"
 #include "preload/real_lookup.h"
@@ -72,6 +73,7 @@ void *ctp_real_local_lookup(struct ctp_real_cache *c, const char *name, const vo
 
 	int saved_errno = errno;
 	struct containing where = {.addr = (uintptr_t)caller};
+	ctp_fork_guard_enter();
 	dl_iterate_phdr(find_containing, &where);
 	void *fn = where.found ? lookup_in(where.name, name, self) : NULL;
 	if (!fn) {
@@ -80,6 +82,7 @@ void *ctp_real_local_lookup(struct ctp_real_cache *c, const char *name, const vo
 		dl_iterate_phdr(find_any, &any);
 		fn = any.found;
 	}
+	ctp_fork_guard_leave();
 	if (!fn) {
 		ctp_log("no real definition of ", name, " is loaded: cannot go on");
 		abort();

@@ -58,7 +58,7 @@ void ctp_stack_base_note(uint64_t lo)
 	if (CTP_UNLIKELY(!__atomic_load_n(&real_usable_size, __ATOMIC_RELAXED))) {
 		int saved_errno = errno;
 		__atomic_store_n(&real_usable_size,
-				 (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size"),
+				 (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size"),
 				 __ATOMIC_RELAXED);
 		errno = saved_errno;
 	}

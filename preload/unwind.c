@@ -10,53 +10,33 @@
 #include "preload/stackmap.h"
 #include "preload/stations.h"
 #include "preload/threads.h"
+#include "preload/fork_guard.h"
 #include "preload/unwind.h"
 
 typedef int (*backtrace_fn)(void **buffer, int size);
 static backtrace_fn unw_backtrace_fn;
 static void *unwind_lib;
-/* Which threads are walking a stack now. A fork copies libunwind's caches as they are: one that
- * another thread was changing mid-walk is no state to walk with in the child. A flag per thread
- * slot, each on a cache line of its own (a shared counter would cost two locked operations a
- * walk and bounce its line between the CPUs of threads that switch); a thread without a slot
- * counts in walks_without_slot. */
-struct walk_flag {
-	uint8_t walking;
-} __attribute__((aligned(64)));
-static struct walk_flag walk_flags[CTP_MAX_THREAD_SLOTS];
-static int walks_without_slot;
-
-static inline void walk_begin(uint32_t slot)
+/* A walk runs inside a fork guard (fork_guard.h): libunwind finds unwind tables with
+ * dl_iterate_phdr, and a fork also copies libunwind's caches as they are. A walk is skipped
+ * (no frames) while a fork is under way. */
+static inline bool walk_begin(void)
 {
-	if (slot < CTP_MAX_THREAD_SLOTS)
-		__atomic_store_n(&walk_flags[slot].walking, 1, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_add(&walks_without_slot, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return ctp_fork_guard_try_enter();
 }
 
-static inline void walk_end(uint32_t slot)
+static inline void walk_end(void)
 {
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (slot < CTP_MAX_THREAD_SLOTS)
-		__atomic_store_n(&walk_flags[slot].walking, 0, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_sub(&walks_without_slot, 1, __ATOMIC_RELAXED);
+	ctp_fork_guard_leave();
 }
 
 void ctp_unwind_fork_child(void)
 {
-	bool torn = __atomic_load_n(&walks_without_slot, __ATOMIC_RELAXED) != 0;
-	for (uint32_t i = 0; i < CTP_MAX_THREAD_SLOTS; i++) {
-		torn |= __atomic_load_n(&walk_flags[i].walking, __ATOMIC_RELAXED) != 0;
-		walk_flags[i].walking = 0;
-	}
-	walks_without_slot = 0;
-	if (torn && unw_backtrace_fn) {
+	/* No other thread can have been walking; only this one, if the program forked from a
+	 * signal handler that interrupted one of its walks: that walk never ends here. */
+	if (ctp_fork_guard_held() && unw_backtrace_fn) {
 		unw_backtrace_fn = NULL;
-		ctp_log("another thread was walking a stack at the fork: no suspend stacks in this "
-			"child",
-			NULL, NULL);
+		ctp_log("forked from inside a stack walk: no suspend stacks in this child", NULL,
+			NULL);
 	}
 }
 
@@ -70,14 +50,14 @@ void *ctp_unwind_symbol(const char *name)
 	return f;
 }
 
-void ctp_unwind_walk_begin(void)
+bool ctp_unwind_walk_begin(void)
 {
-	walk_begin(ctp_tls_thread.slot);
+	return walk_begin();
 }
 
 void ctp_unwind_walk_end(void)
 {
-	walk_end(ctp_tls_thread.slot);
+	walk_end();
 }
 
 void ctp_unwind_init(void)
@@ -140,12 +120,12 @@ __attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, ui
 	static __thread int *errno_at __attribute__((tls_model("initial-exec")));
 	if (CTP_UNLIKELY(!errno_at))
 		errno_at = &errno;
+	if (!walk_begin())
+		return 0;
 	int saved_errno = *errno_at;
-	uint32_t slot = ctp_tls_thread.slot;
-	walk_begin(slot);
 	int n = unw_backtrace_fn(buf, (int)(max + skip));
-	walk_end(slot);
 	*errno_at = saved_errno;
+	walk_end();
 	if (n <= (int)skip)
 		return 0;
 	uint32_t got = (uint32_t)n - skip;
@@ -164,12 +144,12 @@ __attribute__((noinline)) uint32_t ctp_unwind_from(uint64_t *frames, uint32_t ma
 	void *buf[CTP_MAX_STACK_DEPTH + OWN_FRAMES_MAX];
 	if (!unw_backtrace_fn || max == 0 || call_site == 0 || !ctp_unwind_room())
 		return 0;
+	if (!walk_begin())
+		return 0;
 	int saved_errno = errno;
-	uint32_t slot = ctp_tls_thread.slot;
-	walk_begin(slot);
 	int n = unw_backtrace_fn(buf, (int)(max + OWN_FRAMES_MAX));
-	walk_end(slot);
 	errno = saved_errno;
+	walk_end();
 	for (int i = 0; i < n && i < OWN_FRAMES_MAX; i++) {
 		if ((uint64_t)buf[i] != call_site)
 			continue;

@@ -26,8 +26,8 @@ CTP_HIDDEN uint32_t ctp_unwind_from(uint64_t *frames, uint32_t max, uint64_t cal
 CTP_HIDDEN bool ctp_unwind_room(void);
 /* A symbol of the privately loaded libunwind, NULL when stacks are off. */
 CTP_HIDDEN void *ctp_unwind_symbol(const char *name);
-/* Brackets a walk, so that a fork child knows whether libunwind's caches may be torn. */
-CTP_HIDDEN void ctp_unwind_walk_begin(void);
+/* Brackets a walk (a fork guard, fork_guard.h); false: a fork is under way, walk nothing. */
+CTP_HIDDEN bool ctp_unwind_walk_begin(void);
 CTP_HIDDEN void ctp_unwind_walk_end(void);
 
 /* Unwinding of suspended coroutines from their saved contexts, in the process itself

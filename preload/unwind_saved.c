@@ -192,8 +192,9 @@ void ctp_unwind_suspended_at_exit(void)
 	if (!x.w.init_local || !x.w.step || !x.w.get_reg)
 		return;
 	int saved_errno = errno;
-	ctp_unwind_walk_begin();
-	ctp_stations_each(unwind_one, &x);
-	ctp_unwind_walk_end();
+	if (ctp_unwind_walk_begin()) {
+		ctp_stations_each(unwind_one, &x);
+		ctp_unwind_walk_end();
+	}
 	errno = saved_errno;
 }
