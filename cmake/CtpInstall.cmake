@@ -33,6 +33,6 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # (preload/unwind.c), which dpkg-shlibdeps cannot see.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libunwind8")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, zstd")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, zstd, gdb")
 set(CPACK_STRIP_FILES ON)
 include(CPack)
