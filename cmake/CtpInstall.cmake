@@ -5,7 +5,7 @@
 # The same relative layout as the source tree, so that the README's links work where it lies.
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ctp/CTP.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/ctp)
-install(FILES docs/ctp-cat.md docs/ctp-pstack.md docs/dashboard.md docs/report.md docs/schema.md
+install(FILES docs/ctp-cat.md docs/ctp-pstack.md docs/dashboard.md docs/gdb.md docs/report.md docs/schema.md
     docs/trace-format.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 install(DIRECTORY docs/img DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
