@@ -633,13 +633,8 @@ def frame_line(level, frame):
     sal = frame.find_sal()
     if sal.symtab is not None and sal.line:
         text += " at %s:%d" % (sal.symtab.filename, sal.line)
-    else:
-        sym = symbol_of(pc)
-        objfile = gdb.solib_name(pc)
-        if objfile:
-            text += " from %s" % objfile
-        elif sym is None:
-            pass
+    elif gdb.solib_name(pc):
+        text += " from %s" % gdb.solib_name(pc)
     return text
 
 
