@@ -5,7 +5,7 @@
 # The same relative layout as the source tree, so that the README's links work where it lies.
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ctp/CTP.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/ctp)
-install(FILES docs/ctp-cat.md docs/ctp-pstack.md docs/dashboard.md docs/report.md docs/schema.md
+install(FILES docs/ctp-cat.md docs/ctp-pstack.md docs/dashboard.md docs/gdb.md docs/report.md docs/schema.md
     docs/trace-format.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 install(DIRECTORY docs/img DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
@@ -35,6 +35,6 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libunwind8")
 # dlopened when DEBUGINFOD_URLS is set (ctp/symbolize_debuginfod.c): shlibdeps cannot see it.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libdebuginfod1")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, zstd")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, zstd, gdb")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

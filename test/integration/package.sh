@@ -20,6 +20,9 @@ export DEBIAN_FRONTEND=noninteractive
 APT=(apt-get -y -q -o DPkg::Lock::Timeout=600)
 ARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 PRELOAD=/usr/lib/$ARCH/ctp/libctp_preload.so
+# The gdb extension, for `source`, and its copy that gdb auto-loads (default safe-path).
+GDB_PY=/usr/share/ctp/gdb/ctp.py
+GDB_AUTOLOAD=/usr/share/gdb/auto-load$PRELOAD-gdb.py
 
 remove_package() {
 	if dpkg-query -W -f='${Status}' ctp 2>/dev/null | grep -q installed; then
@@ -54,7 +57,7 @@ for f in /usr/bin/ctp-run /usr/bin/ctp-collector /usr/bin/ctp-cat /usr/bin/ctp-p
 	/usr/share/bash-completion/completions/ctp-run /usr/share/bash-completion/completions/ctp-cat \
 	/usr/share/bash-completion/completions/ctp-pstack \
 	/usr/share/doc/ctp/README.md /usr/share/doc/ctp/docs/trace-format.md \
-	/usr/share/doc/ctp/examples/lost_wakeup/server.c; do
+	/usr/share/doc/ctp/examples/lost_wakeup/server.c "$GDB_PY" "$GDB_AUTOLOAD"; do
 	check "the package installs $f" test -f "$f"
 	check "dpkg lists $f" grep -qxF "$f" "$WORK/files"
 done
@@ -98,6 +101,31 @@ st=0
 run timeout 60 ctp-cat -f plain.jsonl.zst >plain.jsonl || st=$?
 expect_eq "the plain form's collector (found from the preload) wrote a whole trace" 0 "$st"
 expect_eq "its switch lines" 102 "$(jq -s '[.[] | select(.type == "switch")] | length' plain.jsonl)"
+
+# gdb loads the extension by itself for a program that maps the installed preload: its
+# auto-load directory is on gdb's default safe-path (-nx: no init file says otherwise).
+mkfifo "$WORK/run/hold"
+(exec env -i PATH=/usr/bin:/bin LD_PRELOAD="$PRELOAD" CTP_OUTPUT="$WORK/run/parked.jsonl.zst" \
+	"$PROGRAMS/pstack_parked" 5 <"$WORK/run/hold" >parked.out 2>parked.err) &
+parked=$!
+at_exit kill $parked
+exec 4>"$WORK/run/hold"
+for _ in $(seq 600); do
+	grep -q '^parked 5 fd ' parked.out && break
+	sleep 0.05
+done
+st=0
+timeout 120 gdb -batch -nx -p $parked -ex 'ctp coroutines' -ex 'ctp bt 2' >gdb.out 2>gdb.err || st=$?
+expect_eq "gdb with the auto-loaded extension exits 0" 0 "$st"
+expect_eq "ctp coroutines lists the 5 parked coroutines" 5 \
+	"$(grep -Ec '^#[0-9]+ +ucontext +suspended .* read fd [0-9]+ +coro_body +park_on_pipe\+0x' gdb.out)"
+expect_eq "ctp bt 2 unwinds one in the installed preload's program" "park_on_pipe coro_body" \
+	"$(sed -En 's/^#[0-9]+ +0x[0-9a-f]+ in ([^ ]+) .*/\1/p' gdb.out | sed -n 1,2p | tr '\n' ' ' | sed 's/ $//')"
+exec 4>&-
+st=0
+wait $parked || st=$?
+expect_eq "the program ends as it would have" "0:parked 5 fd" \
+	"$st:$(sed -n 's/ [0-9]*$//p' parked.out)"
 
 # man and bash completion find what the package installed.
 expect_eq "man -w ctp-cat" /usr/share/man/man1/ctp-cat.1.gz "$(man -w ctp-cat)"
