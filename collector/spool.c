@@ -72,8 +72,11 @@ static void release(struct ctp_spool_budget *b, struct ctp_spool_chunk *c)
 {
 	if (c->cap == CTP_SPOOL_CHUNK) {
 		pthread_mutex_lock(&b->pool_lock);
+		/* A freed chunk is touched memory already: kept even before any stocking. */
+		size_t target =
+			b->pool_target > POOL_FIRST_TARGET ? b->pool_target : POOL_FIRST_TARGET;
 		bool keep = __atomic_load_n(&b->pooled, __ATOMIC_SEQ_CST) <
-			    2 * b->pool_target * CTP_SPOOL_CHUNK;
+			    2 * target * CTP_SPOOL_CHUNK;
 		if (keep) {
 			c->next = b->pool;
 			b->pool = c;

@@ -135,14 +135,19 @@ static void a_peek_ends_at_a_batch_end(void **state)
 	ctp_spool_budget_fini(&b);
 }
 
-/* The budget: room shrinks with what spools hold; read and trimmed, an idle spool holds
- * nothing, and the freed chunk is pooled (touched memory for the harvester), within the limit. */
+/* The budget: nothing stocked until a chunk is needed; room shrinks with what spools hold; read
+ * and trimmed, an idle spool holds nothing, and the freed chunk is pooled (touched memory for
+ * the harvester), within the limit. */
 static void budget_counts_and_trim_gives_back(void **state)
 {
 	(void)state;
 	struct ctp_spool_budget b;
 	ctp_spool_budget_init(&b, 4 * CTP_SPOOL_CHUNK);
 	assert_int_equal(ctp_spool_budget_room(&b), 4 * CTP_SPOOL_CHUNK);
+	/* Nothing is stocked before the harvester has needed a chunk (a short program pays no
+	 * page faults for a pool it never uses). */
+	ctp_spool_budget_stock(&b);
+	assert_int_equal(b.used, 0);
 	struct ctp_spool s;
 	ctp_spool_init(&s, &b);
 	uint64_t wpos = 0, rpos = 0;
