@@ -177,14 +177,7 @@ expect_eq "the server's registers are still its own after gcore" "$regs_before" 
 	"$(registers "$server")"
 
 # --- The server ends as it would have ----------------------------------------------------------
-exec 3>&- # the client goes on: it tells the server to quit
-client_status=0
-wait $client_pid || client_status=$?
-status=0
-wait $run_pid || status=$?
-expect_eq "the client ran to its end" 0 "$client_status"
-expect_eq "the server stopped by itself, status 0" 0 "$status"
-stranded=$(sed -n 's/^stranded fd //p' "$WORK/lw.out" | sort -n | tr '\n' ' ')
+end_hung_example
 expect_eq "gdb named exactly the fds the server stranded" "$stranded" "$closed_fds"
 check "the server's last line is unchanged" grep -q "^server: stopped; $K coroutines stranded$" \
 	"$WORK/lw.out"

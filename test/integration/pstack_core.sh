@@ -108,14 +108,7 @@ exe_status=0
 expect_eq "--core CORE EXE: the same groups" "0:$(j '.groups[0].names[0:3] | join(" ")')" \
 	"$exe_status:$(jq -r '.groups[0].names[0:3] | join(" ")' "$WORK/exe.json")"
 
-exec 3>&- # the client goes on: it tells the server to quit
-client_status=0
-wait $client_pid || client_status=$?
-status=0
-wait $run_pid || status=$?
-expect_eq "the client ran to its end" 0 "$client_status"
-expect_eq "the server stopped by itself, status 0, as without gcore" 0 "$status"
-stranded=$(sed -n 's/^stranded fd //p' "$WORK/lw.out" | sort -n | tr '\n' ' ')
+end_hung_example
 expect_eq "ctp-pstack --core named exactly the fds the server stranded" "$stranded" "$closed_fds "
 check "the server's last line is unchanged" grep -q "^server: stopped; $K coroutines stranded$" \
 	"$WORK/lw.out"

@@ -109,14 +109,7 @@ expect_eq "ctp-cat reads the snapshot trace whole" 0 "$cat_status"
 expect_eq "one state line per coroutine and thread after one snapshot line" "1:52" \
 	"$(jq -r -s '"\([.[] | select(.type == "snapshot")] | length):\([.[] | select(.type == "state")] | length)"' "$WORK/snap.jsonl")"
 
-exec 3>&- # the client goes on: it tells the server to quit
-client_status=0
-wait $client_pid || client_status=$?
-status=0
-wait $run_pid || status=$?
-expect_eq "the client ran to its end" 0 "$client_status"
-expect_eq "the server stopped by itself, status 0, as without ctp-pstack" 0 "$status"
-stranded=$(sed -n 's/^stranded fd //p' "$WORK/lw.out" | sort -n | tr '\n' ' ')
+end_hung_example
 expect_eq "the server stranded the $K coroutines it strands without ctp-pstack" $K \
 	"$(wc -w <<<"$stranded")"
 expect_eq "ctp-pstack named exactly the fds the server stranded" "$stranded" "$closed_fds "

@@ -74,3 +74,16 @@ hang_example() {
 	exec 3>"$WORK/hold" # the client holds until this closes
 	wait_line "$WORK/client.out" '^client: holding'
 }
+
+# end_hung_example: lets the server hang_example left hanging end as it would have (the client
+# goes on and tells it to quit), checks that both ended by themselves with status 0, and sets
+# `stranded` to the fds the server says it stranded, sorted, each followed by a space.
+end_hung_example() {
+	exec 3>&-
+	local client_status=0 server_status=0
+	wait $client_pid || client_status=$?
+	wait $run_pid || server_status=$?
+	expect_eq "the client ran to its end" 0 "$client_status"
+	expect_eq "the server stopped by itself, status 0" 0 "$server_status"
+	stranded=$(sed -n 's/^stranded fd //p' "$WORK/lw.out" | sort -n | tr '\n' ' ')
+}

@@ -42,14 +42,7 @@ expect_eq "each with its whole suspend stack, not only the call site" $K \
 	"$(r '[.findings[] | select(.kind == "lost_wakeup" and .stack[0] == "sched_wait_readable"
 		and (.stack | index("conn_main")))] | length')"
 
-exec 3>&-
-client_status=0
-wait $client_pid || client_status=$?
-status=0
-wait $run_pid || status=$?
-expect_eq "the client ran to its end" 0 "$client_status"
-expect_eq "the server stopped by itself, status 0" 0 "$status"
-stranded=$(sed -n 's/^stranded fd //p' "$WORK/lw.out" | sort -n | tr '\n' ' ')
+end_hung_example
 expect_eq "the live report named the fds the server stranded" "$stranded" "$live_fds "
 
 cat_status=0
