@@ -161,7 +161,8 @@ bool ctp_harvester_start(struct ctp_harvester *H, uint64_t limit_bytes)
 	pthread_mutex_init(&H->lock, NULL);
 	ctp_spool_budget_init(&H->budget, limit_bytes);
 	/* The pool of touched chunks is stocked by the main thread once the collector said it is
-	 * ready (ctp_harvester_room_freed): 15 MB of page faults are no part of start-up. */
+	 * ready (ctp_harvester_room_freed), and only once the harvester has needed a chunk: its
+	 * page faults are no part of start-up. */
 	H->ep = epoll_create1(EPOLL_CLOEXEC);
 	H->ctl_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	H->data_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -684,7 +684,7 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	ctp_tsc_model_begin(&L.c.tsc);
 	L.c.have_tsc = true;
 #endif
-	ctp_harvester_room_freed(&L.H); /* starts stocking the spool's pool of touched chunks */
+	ctp_harvester_room_freed(&L.H); /* stocks the spool's pool once chunks are needed */
 
 	run_loop(&L);
 	finish(&L);

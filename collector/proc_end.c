@@ -2,7 +2,6 @@
  * far as its own segment tells. */
 #include <string.h>
 
-#include "collector/deferred_stacks.h"
 #include "collector/proc.h"
 #include "collector/records.h"
 #include "ctp/atomics.h"
@@ -30,21 +29,7 @@ static void state_from_station(struct ctp_proc *p, const struct ctp_station_snap
 	}
 	if (state == CTP_STATE_EXITED) /* its EXIT record was lost: ended, how is unknown */
 		ctp_proc_coro_end(p, c, CTP_END_UNKNOWN, 0, s->tid, last);
-	struct ctp_state_line l = {
-		.pid = p->pid,
-		.coro = s->coro,
-		.state = state,
-		.tid = s->tid,
-		.has_since = true,
-		.since = last,
-		.switches = s->switches,
-		.wait_fd = s->wait_fd,
-		.wait_op = s->wait_op,
-	};
-	if (state == CTP_STATE_EXITED)
-		l.wait_fd = -1;
-	if (state == CTP_STATE_SUSPENDED)
-		l.stack = ctp_deferred_state_stack(p, s);
+	struct ctp_state_line l = ctp_proc_state_line(p, s, state);
 	if (state == CTP_STATE_RUNNING && p->nrunning < CTP_PROC_MAX_RUNNING)
 		p->running[p->nrunning++] = s->coro;
 	ctp_emit_state(&p->c->em, &l);

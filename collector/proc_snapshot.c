@@ -12,7 +12,6 @@
  * while gathering, before the snapshot line. */
 #include <stdlib.h>
 
-#include "collector/deferred_stacks.h"
 #include "collector/proc.h"
 #include "collector/records.h"
 #include "ctp/clock.h"
@@ -36,24 +35,7 @@ static void state_now(struct ctp_proc *p, const struct ctp_station_snapshot *s, 
 	bool is_new;
 	struct ctp_coro *c = ctp_coro_get(&p->coros, s->coro, &is_new);
 	ctp_proc_announce_station(p, c, s);
-	struct ctp_state_line l = {
-		.pid = p->pid,
-		.coro = s->coro,
-		.state = state,
-		.tid = s->tid,
-		.has_since = true,
-		.since = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created),
-		.switches = s->switches,
-		.wait_fd = s->wait_fd,
-		.wait_op = s->wait_op,
-	};
-	/* A running coroutine's wait is over even when it has not switched since. */
-	if (state == CTP_STATE_RUNNING)
-		l.wait_fd = -1;
-	/* The stack its last switch line got, when that suspend lasts (unwound by the collector
-	 * from the saved context), as for the final states; else the station's. */
-	if (state == CTP_STATE_SUSPENDED)
-		l.stack = ctp_deferred_state_stack(p, s);
+	struct ctp_state_line l = ctp_proc_state_line(p, s, state);
 	if (g->n == g->cap) {
 		g->cap = g->cap ? 2 * g->cap : 64;
 		g->lines = ctp_xrealloc(g->lines, g->cap * sizeof(*g->lines));

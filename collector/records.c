@@ -64,6 +64,27 @@ uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint3
 	return id;
 }
 
+struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, const struct ctp_station_snapshot *s,
+					  uint32_t state)
+{
+	struct ctp_state_line l = {
+		.pid = p->pid,
+		.coro = s->coro,
+		.state = state,
+		.tid = s->tid,
+		.has_since = true,
+		.since = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created),
+		.switches = s->switches,
+		.wait_fd = s->wait_fd,
+		.wait_op = s->wait_op,
+	};
+	if (state == CTP_STATE_RUNNING || state == CTP_STATE_EXITED)
+		l.wait_fd = -1;
+	if (state == CTP_STATE_SUSPENDED)
+		l.stack = ctp_deferred_state_stack(p, s);
+	return l;
+}
+
 void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx)
 {
 	if (!p->view.base)

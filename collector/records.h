@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "collector/proc.h"
+#include "ctp/emit.h"
 #include "ctp/station.h"
 
 /* The ctx of ctp_records_visit: the process and the ring being read. */
@@ -53,5 +54,12 @@ void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c);
 /* Writes the `coro` line of `c` from its station `s`, unless it was announced already. */
 void ctp_proc_announce_station(struct ctp_proc *p, struct ctp_coro *c,
 			       const struct ctp_station_snapshot *s);
+
+/* The `state` line of station snapshot s, in `state` (the station's, or what its process's end
+ * or a snapshot made of a LEFT one): since its last switch; no wait once it runs or has exited
+ * (the wait ended, even if no switch says so yet); a suspended one with the stack its last
+ * switch line got when that suspend lasted, else the station's. */
+struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, const struct ctp_station_snapshot *s,
+					  uint32_t state);
 
 #endif
