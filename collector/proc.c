@@ -246,7 +246,7 @@ void ctp_proc_drain(struct ctp_proc *p)
 	follow_growth(p);
 	ctp_proc_convert(p, 0);
 	for (int pass = 0; pass < DRAIN_PASSES; pass++) {
-		uint64_t got = ctp_harvest_rings(&p->hv, DRAIN_TURN);
+		uint64_t got = ctp_harvest_rings(&p->hv, DRAIN_TURN, NULL);
 		ctp_proc_convert(p, 0);
 		if (got == 0)
 			break;
