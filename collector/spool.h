@@ -46,7 +46,7 @@ struct ctp_spool_budget {
 void ctp_spool_budget_init(struct ctp_spool_budget *b, uint64_t limit);
 /* Frees the pool. Every spool must have been freed. */
 void ctp_spool_budget_fini(struct ctp_spool_budget *b);
-/* Tops the pool up with touched chunks, within the limit. Call it from the thread that may
+/* Tops the pool up with populated chunks, within the limit. Call it from the thread that may
  * take page faults (the converter), now and then. */
 void ctp_spool_budget_stock(struct ctp_spool_budget *b);
 /* The same, touching at most max_chunks new chunks: the page faults of a whole pool (tens of
