@@ -22,8 +22,9 @@ struct module {
 
 	bool usable;	  /* false: unreadable, not ELF, or not the build that ran */
 	bool relocatable; /* ET_DYN: file vaddr = pc - load bias; ET_EXEC: file vaddr = pc */
-	struct ctp_elf_file file;  /* the object itself; closed if its build-id is wrong */
-	struct ctp_elf_file debug; /* its separate debug file, if any */
+	struct ctp_elf_file file;     /* the object itself; closed if its build-id is wrong */
+	struct ctp_elf_file debug;    /* its separate debug file, if any */
+	struct ctp_elf_file unpacked; /* the one DWARF is read from, decompressed (if cached) */
 	struct ctp_symtab *symtab;
 	Dwarf *dwarf;
 
@@ -62,6 +63,7 @@ static void module_free(struct module *m)
 	if (m->dwarf != NULL)
 		dwarf_end(m->dwarf);
 	ctp_symtab_free(m->symtab);
+	ctp_elf_file_close(&m->unpacked);
 	ctp_elf_file_close(&m->debug);
 	ctp_elf_file_close(&m->file);
 	free(m->addrs);
@@ -115,12 +117,29 @@ static bool has_symtab(Elf *elf)
 	return false;
 }
 
+/* The DWARF of f, read from its decompressed copy in the user's cache when its sections are
+ * compressed (symbolize_unpacked.c says why). */
+static Dwarf *dwarf_of(struct module *m, const struct ctp_elf_file *f, const uint8_t *id,
+		       size_t id_len)
+{
+	if (f->elf == NULL)
+		return NULL;
+	if (id_len > 0 && ctp_elf_dwarf_compressed(f->elf) &&
+	    ctp_elf_unpacked_open(&m->unpacked, f, id, id_len)) {
+		Dwarf *d = dwarf_begin_elf(m->unpacked.elf, DWARF_C_READ, NULL);
+		if (d != NULL)
+			return d;
+		ctp_elf_file_close(&m->unpacked);
+	}
+	return dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+}
+
 /* Which file answers what. A build-id that the file on disk does not carry means the file was
  * replaced since the run: its symbols would be wrong, so only a debug file found by the
  * build-id (which describes exactly the build that ran) may answer. */
 static void module_open(struct module *m, const char *debug_dir)
 {
-	m->file.fd = m->debug.fd = -1;
+	m->file.fd = m->debug.fd = m->unpacked.fd = -1;
 	if (!ctp_elf_file_open(&m->file, m->path))
 		return;
 	const uint8_t *own_id = NULL;
@@ -151,10 +170,9 @@ static void module_open(struct module *m, const char *debug_dir)
 	if (m->symtab == NULL && main != NULL)
 		m->symtab = ctp_symtab_load(main, SHT_DYNSYM);
 
-	if (main != NULL)
-		m->dwarf = dwarf_begin_elf(main, DWARF_C_READ, NULL);
-	if (m->dwarf == NULL && debug != NULL)
-		m->dwarf = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
+	m->dwarf = dwarf_of(m, &m->file, id, id_len);
+	if (m->dwarf == NULL)
+		m->dwarf = dwarf_of(m, &m->debug, id, id_len);
 	m->usable = true;
 }
 

@@ -62,9 +62,14 @@ bool ctp_elf_debug_file_open(struct ctp_elf_file *f, const char *dir, const uint
 	for (size_t i = 1; i < id_len; i++)
 		n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
 	snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+	return ctp_elf_file_open_checked(f, path, id, id_len);
+}
+
+bool ctp_elf_file_open_checked(struct ctp_elf_file *f, const char *path, const uint8_t *id,
+			       size_t id_len)
+{
 	if (!ctp_elf_file_open(f, path))
 		return false;
-	/* A debug file for another build would give plausible but wrong answers. */
 	const uint8_t *own;
 	size_t own_len = ctp_elf_build_id(f->elf, &own);
 	if (own_len != id_len || memcmp(own, id, id_len) != 0) {

@@ -19,6 +19,11 @@ struct ctp_elf_file {
 bool ctp_elf_file_open(struct ctp_elf_file *f, const char *path);
 void ctp_elf_file_close(struct ctp_elf_file *f);
 
+/* Opens path and checks that its build-id note is `id`: a file of another build would give
+ * plausible but wrong answers. */
+bool ctp_elf_file_open_checked(struct ctp_elf_file *f, const char *path, const uint8_t *id,
+			       size_t id_len);
+
 /* The GNU build-id note of an open file; 0 when it has none. */
 size_t ctp_elf_build_id(Elf *elf, const uint8_t **id);
 
@@ -29,6 +34,15 @@ size_t ctp_elf_build_id(Elf *elf, const uint8_t **id);
  * under /usr/lib/debug) and checks that its own build-id note is `id`. */
 bool ctp_elf_debug_file_open(struct ctp_elf_file *f, const char *dir, const uint8_t *id,
 			     size_t id_len);
+
+/* Whether any .debug_* section of elf is compressed (SHF_COMPRESSED). */
+bool ctp_elf_dwarf_compressed(Elf *elf);
+
+/* Opens the copy of `src` (build-id `id`) with its sections decompressed, from the user's cache,
+ * making it there first if need be (symbolize_unpacked.c); false when there is no cache or it
+ * cannot be written. */
+bool ctp_elf_unpacked_open(struct ctp_elf_file *out, const struct ctp_elf_file *src,
+			   const uint8_t *id, size_t id_len);
 
 /* Whether DEBUGINFOD_URLS names a server to ask. */
 bool ctp_debuginfod_wanted(void);
