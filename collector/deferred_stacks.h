@@ -17,6 +17,14 @@
 uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station, uint32_t epoch,
 			    uint64_t call_site);
 
+/* Notes a record as it is queued for conversion (collector/reorder.h): a switch away from a
+ * coroutine that a later queued switch shows suspended again (so resumed in between) needs no
+ * look at its station when it is converted. Records are held back a millisecond or more to be
+ * put in time order, and a busy coroutine is resumed sooner: most switches are known resumed
+ * this way, without the read of a station that the program writes at every switch (a cache
+ * line taken from the program's core, about a tenth of the collector's time). */
+void ctp_deferred_note_queued(struct ctp_proc *p, const struct ctp_rec *rec);
+
 /* The stack to give the final state of a suspended coroutine from station snapshot s: the one
  * its last switch line got when it is the same suspend (both lines must agree), else the
  * station's own; 0 for none. */

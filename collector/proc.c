@@ -108,6 +108,7 @@ static void follow_growth(struct ctp_proc *p)
 	if (!ctp_segmap_follow(&p->growth, p->memfd, p->pid, &p->view))
 		return;
 	p->nchunks = 0;
+	p->chunk_hint.count = 0; /* it points into the old mapping */
 	ctp_view_blocks(&p->view, visit_station_block, p);
 }
 
@@ -153,6 +154,7 @@ static void queue_batch(struct ctp_proc *p, const struct ctp_spool_batch *b)
 	/* The harvester wrote whole records of checked sizes: at least 8, multiples of 8. */
 	for (uint32_t pos = 0; pos + sizeof(struct ctp_rec) <= b->bytes;) {
 		const struct ctp_rec *rec = (const struct ctp_rec *)(data + pos);
+		ctp_deferred_note_queued(p, rec);
 		ctp_reorder_push(&p->order, b->ring, rec);
 		pos += rec->size;
 	}

@@ -29,6 +29,7 @@ struct ctp_ring_state {
 };
 
 #define CTP_PROC_MAX_RUNNING 16
+#define CTP_PROC_QUEUED_SUSPENDS 1024 /* a power of two */
 
 struct ctp_proc {
 	struct ctp_collector *c;
@@ -47,6 +48,16 @@ struct ctp_proc {
 	size_t nrings, rings_cap;
 	uint64_t *chunk_offs; /* station chunks */
 	size_t nchunks, chunks_cap;
+	/* The chunk last found by a station index (deferred_stacks.c), checked against the
+	 * current mapping; count == 0 when none. Most processes have one chunk, and each switch
+	 * record asks for a station. */
+	struct ctp_chunk_ref chunk_hint;
+	/* The latest suspend of each coroutine among the records queued, by a hash of its id
+	 * (deferred_stacks.c, ctp_deferred_note_queued). */
+	struct ctp_queued_suspend {
+		uint64_t coro;
+		uint32_t epoch;
+	} queued_suspend[CTP_PROC_QUEUED_SUSPENDS];
 
 	struct ctp_coro_table coros;
 	struct ctp_stack_table stacks;
