@@ -8,11 +8,12 @@
 
 #include "collector/loop.h"
 #include "ctp/version.h"
+#include "ctp/zwriter.h"
 
 /* Level 1: on switch-heavy traces it compresses about as well as 3 at several times the speed
  * (measured; see the commit that set it), and the collector must keep up with millions of
  * switches a second on one core. */
-#define DEFAULT_LEVEL 1
+#define DEFAULT_LEVEL CTP_ZWRITER_LEVEL_AUTO
 #define DEFAULT_GRACE_MS 2000
 /* Records harvested and not yet written are held in memory up to this bound; beyond it the
  * traced threads' rings fill and drop records (counted). 256 MiB is minutes of a slow disk or
@@ -22,7 +23,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ctp-collector --socket PATH --output FILE [--ready-fd N] [--summary]\n"
-	      "                     [--level N] [--grace-ms N] [--spool-mb N] "
+	      "                     [--level N|auto] [--grace-ms N] [--spool-mb N] "
 	      "[--remove-socket-dir]\n"
 	      "Listens on the Unix socket PATH for traced processes and writes their trace to "
 	      "FILE\n"
@@ -31,7 +32,8 @@ static void usage(FILE *f)
 	      "  --output FILE   trace file to write\n"
 	      "  --ready-fd N    write \"ready\\n\" to fd N once listening, then close it\n"
 	      "  --summary       print a one-line summary on stderr at the end\n"
-	      "  --level N       zstd level (default 1)\n"
+	      "  --level N|auto  zstd level, -7 to 22; auto (default): 1, or -3 for the\n"
+	      "                  frames of a busy trace (over 4 MiB of text a second)\n"
 	      "  --grace-ms N    how long to wait for processes after the launcher has gone\n"
 	      "                  (default 2000)\n"
 	      "  --spool-mb N    memory for records harvested but not yet written, in MiB\n"
@@ -105,7 +107,9 @@ int main(int argc, char **argv)
 			o.summary = true;
 			break;
 		case OPT_LEVEL:
-			if (!parse_int(optarg, -7, 22, &o.level)) {
+			if (strcmp(optarg, "auto") == 0)
+				o.level = CTP_ZWRITER_LEVEL_AUTO;
+			else if (!parse_int(optarg, -7, 22, &o.level)) {
 				fprintf(stderr, "ctp-collector: bad --level: %s\n", optarg);
 				return 1;
 			}

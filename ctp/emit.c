@@ -11,6 +11,7 @@ void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z)
 	ctp_jsonw_init(&e->w);
 	e->z = z;
 	e->processes = e->coros = e->switches = e->lost = 0;
+	e->switch_head_len = 0;
 	/* A switch line's `how` and the key after it, made once from the names table: nearly
 	 * every line is a switch, and this spares escaping the same word each time. */
 	for (uint32_t how = 0; how < CTP_EMIT_HOW_COUNT; how++) {
@@ -31,7 +32,7 @@ void ctp_emit_free(struct ctp_emitter *e)
 static void end_line(struct ctp_emitter *e)
 {
 	CTP_JSONW_LIT(&e->w, "}\n");
-	ctp_zwriter_write(e->z, e->w.buf, e->w.len);
+	ctp_zwriter_write_line(e->z, e->w.buf, e->w.len);
 	ctp_jsonw_reset(&e->w);
 }
 
@@ -182,11 +183,14 @@ void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t
 	struct ctp_jsonw *w = &e->w;
 	/* The longest switch line is about 190 bytes: reserve once, then append unchecked. */
 	ctp_jsonw_reserve(w, 256);
-	CTP_JSONW_LIT(w, "{\"type\":\"switch\",\"pid\":");
-	ctp_jsonw_u64(w, pid);
-	CTP_JSONW_LIT(w, ",\"tid\":");
-	ctp_jsonw_u64(w, tid);
-	CTP_JSONW_LIT(w, ",\"ts\":");
+	if (e->switch_head_len == 0 || pid != e->switch_head_pid || tid != e->switch_head_tid) {
+		e->switch_head_len = (uint8_t)snprintf(
+			e->switch_head, sizeof(e->switch_head),
+			"{\"type\":\"switch\",\"pid\":%u,\"tid\":%u,\"ts\":", pid, tid);
+		e->switch_head_pid = pid;
+		e->switch_head_tid = tid;
+	}
+	ctp_jsonw_raw(w, e->switch_head, e->switch_head_len);
 	ctp_jsonw_u64(w, ts);
 	CTP_JSONW_LIT(w, ",\"from\":");
 	ctp_jsonw_u64(w, from);

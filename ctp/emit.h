@@ -20,6 +20,11 @@ struct ctp_emitter {
 	struct ctp_jsonw w;
 	char how_json[CTP_EMIT_HOW_COUNT][40]; /* `,"how":"...","stack":` per value */
 	uint8_t how_len[CTP_EMIT_HOW_COUNT];
+	/* The start of a switch line up to its `ts` value, for the last pid and tid it was made
+	 * for: the switches of one thread come in runs. */
+	char switch_head[80];
+	uint8_t switch_head_len;
+	uint32_t switch_head_pid, switch_head_tid;
 	struct ctp_zwriter *z;
 	/* what the summary reports */
 	/* coros counts coroutines proper; threads, the threads' own stacks (both are coro lines).

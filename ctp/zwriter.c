@@ -20,6 +20,8 @@ struct ctp_zwriter {
 	char *raw; /* text of the frame being built */
 	size_t raw_len;
 	uint64_t frame_start_ns; /* when the frame's first byte arrived */
+	bool adaptive;		 /* level auto (ctp/zwriter.h) */
+	int level;		 /* the level set in cctx */
 	void *out;		 /* compressed frame */
 	size_t out_cap;
 	uint64_t good_off; /* file offset after the last frame written whole */
@@ -51,7 +53,9 @@ struct ctp_zwriter *ctp_zwriter_open_fd(int fd, const char *path, int level)
 		errno = ENOMEM;
 		goto fail;
 	}
-	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level);
+	z->adaptive = level == CTP_ZWRITER_LEVEL_AUTO;
+	z->level = z->adaptive ? CTP_ZWRITER_AUTO_LEVEL : level;
+	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, z->level);
 	/* A checksum per frame lets a reader tell a damaged frame from a good one. */
 	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 1);
 	return z;
@@ -137,18 +141,34 @@ static void write_frame(struct ctp_zwriter *z, const char *text, size_t n)
 	free(big);
 }
 
+/* Level auto: the level for a frame of n bytes that began filling at z->frame_start_ns. */
+static void choose_level(struct ctp_zwriter *z, size_t n)
+{
+	uint64_t took = ctp_monotonic_ns() - z->frame_start_ns;
+	/* A small frame (the last, a snapshot's) is quick to compress at any level. */
+	bool busy = n >= CTP_ZWRITER_FRAME_BYTES / 4 &&
+		    (double)n * 1e9 >= (double)CTP_ZWRITER_BUSY_BYTES_PER_S * (double)took;
+	if (busy)
+		z->st.busy_frames++;
+	int level = busy ? CTP_ZWRITER_BUSY_LEVEL : CTP_ZWRITER_AUTO_LEVEL;
+	if (level != z->level &&
+	    !ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level)))
+		z->level = level;
+}
+
 void ctp_zwriter_flush(struct ctp_zwriter *z)
 {
 	if (z->raw_len == 0)
 		return;
+	if (z->adaptive)
+		choose_level(z, z->raw_len);
 	write_frame(z, z->raw, z->raw_len);
 	z->raw_len = 0;
 }
 
-void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n)
+static void append_text(struct ctp_zwriter *z, const void *data, size_t n)
 {
 	z->st.raw_bytes += n;
-	z->st.lines += count_lines(data, n);
 	if (n > CTP_ZWRITER_FRAME_BYTES - z->raw_len)
 		ctp_zwriter_flush(z);
 	if (n > CTP_ZWRITER_FRAME_BYTES) {
@@ -160,6 +180,18 @@ void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n)
 		z->frame_start_ns = ctp_monotonic_ns();
 	memcpy(z->raw + z->raw_len, data, n);
 	z->raw_len += n;
+}
+
+void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n)
+{
+	z->st.lines += count_lines(data, n);
+	append_text(z, data, n);
+}
+
+void ctp_zwriter_write_line(struct ctp_zwriter *z, const void *data, size_t n)
+{
+	z->st.lines++;
+	append_text(z, data, n);
 }
 
 void ctp_zwriter_tick(struct ctp_zwriter *z, uint64_t now_ns)

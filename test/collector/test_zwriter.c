@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -126,6 +127,47 @@ static void test_frames_decode_alone(void **state)
 	free(want);
 }
 
+/* Writes 5 MiB of switch-like lines as fast as it can, then one small frame; returns the file's
+ * size and the writer's stats. */
+static size_t write_fast(int level, struct ctp_zwriter_stats *st)
+{
+	struct ctp_zwriter *z = ctp_zwriter_open(path, level);
+	assert_non_null(z);
+	char buf[128];
+	for (int i = 0; i < 75000; i++) {
+		line(buf, sizeof(buf), i);
+		ctp_zwriter_write_line(z, buf, strlen(buf));
+	}
+	ctp_zwriter_flush(z);
+	ctp_zwriter_write_line(z, "{\"last\":1}\n", 11);
+	assert_true(ctp_zwriter_close(z, st));
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	size_t frames;
+	free(decode_frames_alone(&frames));
+	assert_int_equal(frames, st->frames);
+	return (size_t)sb.st_size;
+}
+
+/* Level auto compresses the frames of a fast writer at the busy level (bigger, faster), every
+ * frame of it but the small ones; a fixed level never changes. */
+static void test_auto_level_busy_frames(void **state)
+{
+	(void)state;
+	struct ctp_zwriter_stats fixed, autol;
+	size_t fixed_size = write_fast(1, &fixed);
+	size_t auto_size = write_fast(CTP_ZWRITER_LEVEL_AUTO, &autol);
+	assert_int_equal(fixed.busy_frames, 0);
+	assert_int_equal(autol.lines, 75001);
+	assert_int_equal(autol.frames, fixed.frames);
+	/* Every frame closed by size is busy, and the rest when it is big enough; the small last
+	 * one is not. */
+	assert_true(autol.frames >= 6);
+	assert_true(autol.busy_frames >= autol.frames - 2);
+	assert_true(autol.busy_frames <= autol.frames - 1);
+	assert_true(auto_size > fixed_size);
+}
+
 static void test_write_error_keeps_earlier_frames(void **state)
 {
 	(void)state;
@@ -176,6 +218,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_frames_decode_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auto_level_busy_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error_keeps_earlier_frames, setup,
 						teardown),
 	};
