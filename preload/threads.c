@@ -145,7 +145,7 @@ static void thread_exit(void *arg)
 	errno = saved_errno;
 }
 
-__attribute__((noinline, noipa)) struct ctp_thread *ctp_thread_get(void)
+__attribute__((noinline, noipa)) struct ctp_thread *ctp_thread_get_slow(void)
 {
 	struct ctp_thread *t = &ctp_tls_thread;
 	/* The empty asm keeps the compiler from assuming anything about the TLS address. */

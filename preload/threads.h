@@ -54,8 +54,27 @@ static inline bool ctp_in_vfork_child(void)
 }
 
 /* The calling thread's state, initialised on first use; NULL when this thread cannot trace.
- * Must be called again after any switch returns: the coroutine may now run on another thread. */
-CTP_HIDDEN struct ctp_thread *ctp_thread_get(void);
+ * Must be called again after any switch returns: the coroutine may now run on another thread.
+ *
+ * A compiler takes the thread pointer for constant within a function, and may reuse a TLS
+ * address it computed before a call that switched contexts: on x86-64 the address is computed
+ * by an asm volatile, which is never merged with another, so that each call reads %fs anew at
+ * two instructions (it was a call of 23). Elsewhere, and for a thread not yet tracing, the
+ * out-of-line ctp_thread_get_slow. */
+CTP_HIDDEN struct ctp_thread *ctp_thread_get_slow(void);
+
+static inline struct ctp_thread *ctp_thread_get(void)
+{
+#if defined(__x86_64__)
+	struct ctp_thread *t;
+	__asm__ volatile("movq ctp_tls_thread@gottpoff(%%rip), %0\n\t"
+			 "addq %%fs:0, %0"
+			 : "=r"(t));
+	if (__builtin_expect(t->state == CTP_THREAD_TRACING, 1))
+		return t;
+#endif
+	return ctp_thread_get_slow();
+}
 
 /* While a thread updates its stations and ring, hooks it reaches (libunwind's own reads of a
  * pipe, a signal handler that does I/O) must pass through, or they would write into the ring
