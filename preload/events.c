@@ -26,13 +26,13 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 		    uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
 		    uint32_t skip)
 {
-	uint64_t frames[CTP_MAX_STACK_DEPTH];
+	const uint64_t *frames = NULL;
 	uint32_t n = 0;
 	int state_before = ctp_thread_enter(t);
 	/* Objects loaded since the last look (dlopen is not hooked, see modules.c). */
 	ctp_modules_scan();
 	if (kind != CTP_KIND_THREAD)
-		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
+		n = ctp_unwind(&frames, ctp_proc.config.stack_depth, skip + 1);
 	uint64_t now = ctp_now();
 	struct ctp_station *s = ctp_station_at(idx);
 	ctp_station_write_begin(s);
@@ -67,7 +67,8 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 		rec->entry = entry;
 		rec->stack_lo = stack_lo;
 		rec->stack_hi = stack_hi;
-		memcpy(rec->frames, frames, 8 * n);
+		if (n)
+			memcpy(rec->frames, frames, 8 * n);
 		ctp_emit_commit(t);
 	}
 	ctp_thread_leave(t, state_before);
@@ -159,20 +160,19 @@ switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from
 	t->current = to;
 }
 
-/* A switch that unwinds the whole stack of the coroutine it suspends (~90 ns). Out of line, with
- * its frame buffer: the common switch, which records only its call site, then uses a few
- * hundred bytes less of the coroutine's stack, which is often the difference between one page
- * and two of a small fiber stack touched. */
+/* A switch that unwinds the whole stack of the coroutine it suspends (~90 ns). The walk runs on
+ * the thread's walk stack and leaves the frames there (unwind.h): the coroutine's own stack
+ * sees no deeper use than on a common switch, which records only its call site. */
 static __attribute__((noinline)) void switch_unwound(struct ctp_thread *t, uint32_t to,
 						     uint32_t how, uint32_t from_state,
 						     const struct ctp_suspend_point *at,
 						     uint64_t now, uint32_t depth)
 {
-	uint64_t frames[CTP_MAX_STACK_DEPTH];
-	uint32_t n = ctp_unwind_from(frames, depth, at->call_site);
+	const uint64_t *frames;
+	uint32_t n = ctp_unwind_from(&frames, depth, at->call_site);
 	uint32_t kind = CTP_STACK_AT_SWITCH;
 	if (n == 0 && at->call_site) {
-		frames[0] = at->call_site;
+		frames = &at->call_site;
 		n = 1;
 		kind = CTP_STACK_CALL_SITE;
 	}
