@@ -107,21 +107,37 @@ bool ctp_unwind_room(void)
 	return sp >= lo && sp - lo >= UNWIND_ROOM;
 }
 
-/* A walk runs on the thread's walk stack (walk_stack.c), but only from a stack whose bounds are
+/* A walk runs on the thread's walk stack (walk_stack.c), but only of a stack whose bounds are
  * known: a coroutine's, or the thread's own. A context the program made by hand, or a signal
  * stack, may end in anything; no stack is better than a broken program. */
-static bool on_known_stack(void)
+static bool known_stack(uint64_t sp)
 {
-	uint64_t sp = (uint64_t)__builtin_frame_address(0);
 	if (ctp_stackmap_find(sp) != CTP_NO_STATION)
 		return true;
 	struct ctp_thread *t = &ctp_tls_thread;
 	return sp >= t->stack_lo && sp < t->stack_hi;
 }
 
-/* What a walk on the walk stack needs and finds. */
+/* unw_backtrace into the area's frames, from the caller (its first frame), on the stack this
+ * runs on. libunwind's own probes (a pipe it reads) can leave EAGAIN: errno is kept; its address
+ * is fixed for a thread's life, so that a walk does not pay two calls to find it. */
+static __attribute__((always_inline)) inline int walk_here(struct ctp_walk_area *area, int max)
+{
+	static __thread int *errno_at __attribute__((tls_model("initial-exec")));
+	if (CTP_UNLIKELY(!errno_at))
+		errno_at = &errno;
+	if (!walk_begin())
+		return 0;
+	int saved_errno = *errno_at;
+	int n = unw_backtrace_fn(area->frames, max);
+	*errno_at = saved_errno;
+	walk_end();
+	return n;
+}
+
+/* What a walk switched to the walk stack needs and finds. */
 struct walk {
-	void **frames;
+	struct ctp_walk_area *area;
 	int max;
 	int n;
 };
@@ -129,31 +145,23 @@ struct walk {
 static void walk_on_walk_stack(void *arg)
 {
 	struct walk *w = arg;
-	w->n = unw_backtrace_fn(w->frames, w->max);
+	w->n = walk_here(w->area, w->max);
 }
 
-/* unw_backtrace from the caller of the caller, run on the walk stack: its first frames are
+/* A walk from the caller of the caller, run on the walk stack: its first frames are
  * walk_on_walk_stack, ctp_on_walk_stack and the caller. Fills the thread's walk area; returns
  * how many frames, 0 when it cannot walk. */
 static __attribute__((always_inline)) inline int walk(struct ctp_walk_area **area, int max)
 {
-	/* libunwind's own probes (a pipe it reads) can leave EAGAIN, a failed mmap ENOMEM.
-	 * errno's address is fixed for a thread's life: kept, so that a walk does not pay two
-	 * calls to find it. */
-	static __thread int *errno_at __attribute__((tls_model("initial-exec")));
-	if (!unw_backtrace_fn || !on_known_stack())
+	if (!unw_backtrace_fn || !known_stack((uint64_t)__builtin_frame_address(0)))
 		return 0;
-	if (CTP_UNLIKELY(!errno_at))
-		errno_at = &errno;
-	int saved_errno = *errno_at;
-	struct walk w = {.max = max};
-	*area = ctp_walk_area_get(&ctp_tls_thread);
-	if (*area && walk_begin()) {
-		w.frames = (*area)->frames;
-		ctp_on_walk_stack(&w, walk_on_walk_stack, *area);
-		walk_end();
-	}
-	*errno_at = saved_errno;
+	int saved_errno = errno; /* a failed mmap */
+	struct walk w = {.area = ctp_walk_area_get(&ctp_tls_thread), .max = max};
+	errno = saved_errno;
+	if (!w.area)
+		return 0;
+	ctp_on_walk_stack(&w, walk_on_walk_stack, w.area);
+	*area = w.area;
 	return w.n;
 }
 
@@ -175,13 +183,10 @@ __attribute__((noinline)) uint32_t ctp_unwind(const uint64_t **frames, uint32_t 
 	return (uint32_t)n - skip;
 }
 
-__attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max,
-						   uint64_t call_site)
+/* The frames of a walk from call_site on. */
+static uint32_t from_call_site(struct ctp_walk_area *area, int n, const uint64_t **frames,
+			       uint32_t max, uint64_t call_site)
 {
-	struct ctp_walk_area *area;
-	if (max == 0 || call_site == 0)
-		return 0;
-	int n = walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX));
 	for (int i = 0; i < n && i < CTP_WALK_OWN_FRAMES_MAX; i++) {
 		if ((uint64_t)area->frames[i] != call_site)
 			continue;
@@ -189,4 +194,23 @@ __attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint
 		return (uint32_t)(n - i) < max ? (uint32_t)(n - i) : max;
 	}
 	return 0;
+}
+
+__attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max,
+						   uint64_t call_site)
+{
+	struct ctp_walk_area *area;
+	if (max == 0 || call_site == 0)
+		return 0;
+	int n = walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX));
+	return from_call_site(area, n, frames, max, call_site);
+}
+
+uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,
+				    uint32_t max, uint64_t call_site, uint64_t sp)
+{
+	if (!unw_backtrace_fn || max == 0 || call_site == 0 || !known_stack(sp))
+		return 0;
+	int n = walk_here(area, (int)(max + CTP_WALK_OWN_FRAMES_MAX));
+	return from_call_site(area, n, frames, max, call_site);
 }

@@ -23,6 +23,11 @@ CTP_HIDDEN uint32_t ctp_unwind(const uint64_t **frames, uint32_t max, uint32_t s
  * preload's own above it, however many, are dropped. 0 when call_site is not among the first
  * frames. */
 CTP_HIDDEN uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max, uint64_t call_site);
+/* The same, for a caller that runs on the walk stack already (ctp_on_walk_stack, with `area`):
+ * sp is a stack pointer of the stack walked, whose bounds must be known. */
+struct ctp_walk_area;
+CTP_HIDDEN uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,
+					       uint32_t max, uint64_t call_site, uint64_t sp);
 
 /* Whether the running stack has room for a walk on it (known bounds, 8 KiB left): the pass at
  * exit (unwind_saved.c) walks in place. */

@@ -18,21 +18,19 @@ enum {
 };
 _Static_assert(sizeof(struct ctp_walk_area) % 16 == 0, "the stack below it stays 16-aligned");
 
-struct ctp_walk_area *ctp_walk_area_get(struct ctp_thread *t)
+struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t)
 {
-	if (CTP_UNLIKELY(!t->walk_map)) {
-		uint8_t *map = mmap(NULL, WALK_MAP_BYTES, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (map == MAP_FAILED)
-			return NULL;
-		if (mprotect(map, PAGE, PROT_NONE) != 0) {
-			munmap(map, WALK_MAP_BYTES); /* the preload's hook passes it through */
-			return NULL;
-		}
-		t->walk_map = map;
+	uint8_t *map = mmap(NULL, WALK_MAP_BYTES, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	if (mprotect(map, PAGE, PROT_NONE) != 0) {
+		munmap(map, WALK_MAP_BYTES); /* the preload's hook passes it through */
+		return NULL;
 	}
-	return (struct ctp_walk_area *)(t->walk_map + WALK_MAP_BYTES -
-					sizeof(struct ctp_walk_area));
+	t->walk_area = map + WALK_MAP_BYTES - sizeof(struct ctp_walk_area);
+	t->walk_map = map;
+	return (struct ctp_walk_area *)t->walk_area;
 }
 
 void ctp_walk_area_release(struct ctp_thread *t)
@@ -40,7 +38,7 @@ void ctp_walk_area_release(struct ctp_thread *t)
 	if (!t->walk_map)
 		return;
 	munmap(t->walk_map, WALK_MAP_BYTES);
-	t->walk_map = NULL;
+	t->walk_map = t->walk_area = NULL;
 }
 
 /* rdi = arg, rsi = fn, rdx = the area: the new stack pointer, 16-aligned, so that fn is entered

@@ -14,13 +14,23 @@
  * ctp_on_walk_stack). */
 enum { CTP_WALK_OWN_FRAMES_MAX = 10 };
 
-/* A thread's walk area: the walker's result buffer on top of the stack it runs on. */
+/* A thread's walk area: on top of the stack walks run on, what a function run there is handed
+ * (`job`, so that the caller needs no frame of its own: see events.c) and the walker's result. */
 struct ctp_walk_area {
+	uint64_t job[8];
 	void *frames[CTP_MAX_STACK_DEPTH + CTP_WALK_OWN_FRAMES_MAX];
 };
 
+CTP_HIDDEN struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t);
+
 /* This thread's walk area, mapped on first use; NULL when it could not be. */
-CTP_HIDDEN struct ctp_walk_area *ctp_walk_area_get(struct ctp_thread *t);
+static inline struct ctp_walk_area *ctp_walk_area_get(struct ctp_thread *t)
+{
+	if (CTP_UNLIKELY(!t->walk_map))
+		return ctp_walk_area_map(t);
+	return (struct ctp_walk_area *)t->walk_area;
+}
+
 /* At thread exit: the area is given back. */
 CTP_HIDDEN void ctp_walk_area_release(struct ctp_thread *t);
 /* Calls fn(arg) with the stack pointer just below the area. Its frame links back to the
