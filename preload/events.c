@@ -14,6 +14,7 @@
 #include "preload/stations.h"
 #include "preload/threads.h"
 #include "preload/unwind.h"
+#include "preload/walk_stack.h"
 
 static inline struct ctp_rec make_header(uint32_t size, uint8_t type, uint32_t nframes,
 					 uint32_t aux)
@@ -26,13 +27,13 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 		    uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
 		    uint32_t skip)
 {
-	uint64_t frames[CTP_MAX_STACK_DEPTH];
+	const uint64_t *frames = NULL;
 	uint32_t n = 0;
 	int state_before = ctp_thread_enter(t);
 	/* Objects loaded since the last look (dlopen is not hooked, see modules.c). */
 	ctp_modules_scan();
 	if (kind != CTP_KIND_THREAD)
-		n = ctp_unwind(frames, ctp_proc.config.stack_depth, skip + 1);
+		n = ctp_unwind(&frames, ctp_proc.config.stack_depth, skip + 1);
 	uint64_t now = ctp_now();
 	struct ctp_station *s = ctp_station_at(idx);
 	ctp_station_write_begin(s);
@@ -67,7 +68,8 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 		rec->entry = entry;
 		rec->stack_lo = stack_lo;
 		rec->stack_hi = stack_hi;
-		memcpy(rec->frames, frames, 8 * n);
+		if (n)
+			memcpy(rec->frames, frames, 8 * n);
 		ctp_emit_commit(t);
 	}
 	ctp_thread_leave(t, state_before);
@@ -159,24 +161,68 @@ switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from
 	t->current = to;
 }
 
-/* A switch that unwinds the whole stack of the coroutine it suspends (~90 ns). Out of line, with
- * its frame buffer: the common switch, which records only its call site, then uses a few
- * hundred bytes less of the coroutine's stack, which is often the difference between one page
- * and two of a small fiber stack touched. */
+/* A switch that unwinds the whole stack of the coroutine it suspends (~90 ns), run on the
+ * thread's walk stack (walk_stack.h) from its start: the walk needs kilobytes, and every byte of
+ * the coroutine's stack this path uses beyond the common switch's is a byte more of a small
+ * fiber stack touched (each coroutine unwinds at least once, at its first suspend). So
+ * switch_unwound hands its arguments over in the walk area and jumps; it keeps no frame. */
+struct unwound_switch {
+	struct ctp_thread *t;
+	const struct ctp_suspend_point *at;
+	uint64_t now;
+	uint64_t sp; /* in the stack walked */
+	uint32_t to, how, from_state, depth;
+};
+
+static void switch_unwound_on_walk_stack(void *arg)
+{
+	struct ctp_walk_area *area = arg;
+	const struct unwound_switch *u = (const struct unwound_switch *)area->job;
+	const struct ctp_suspend_point *at = u->at;
+	const uint64_t *frames;
+	uint32_t n = ctp_unwind_from_walk_stack(area, &frames, u->depth, at->call_site, u->sp);
+	uint32_t kind = CTP_STACK_AT_SWITCH;
+	if (n == 0 && at->call_site) {
+		frames = &at->call_site;
+		n = 1;
+		kind = CTP_STACK_CALL_SITE;
+	}
+	switch_with_stack(u->t, u->to, u->how, u->from_state, u->now, frames, n, kind, at);
+}
+
+/* Without a walk stack (it could not be mapped): the call site alone. */
+static __attribute__((noinline)) void switch_call_site(struct ctp_thread *t, uint32_t to,
+						       uint32_t how, uint32_t from_state,
+						       const struct ctp_suspend_point *at,
+						       uint64_t now)
+{
+	uint32_t n = at->call_site ? 1 : 0;
+	switch_with_stack(t, to, how, from_state, now, &at->call_site, n,
+			  n ? CTP_STACK_CALL_SITE : CTP_STACK_AT_SWITCH, at);
+}
+
 static __attribute__((noinline)) void switch_unwound(struct ctp_thread *t, uint32_t to,
 						     uint32_t how, uint32_t from_state,
 						     const struct ctp_suspend_point *at,
 						     uint64_t now, uint32_t depth)
 {
-	uint64_t frames[CTP_MAX_STACK_DEPTH];
-	uint32_t n = ctp_unwind_from(frames, depth, at->call_site);
-	uint32_t kind = CTP_STACK_AT_SWITCH;
-	if (n == 0 && at->call_site) {
-		frames[0] = at->call_site;
-		n = 1;
-		kind = CTP_STACK_CALL_SITE;
+	struct ctp_walk_area *area = ctp_walk_area_get(t);
+	if (CTP_UNLIKELY(!area)) {
+		switch_call_site(t, to, how, from_state, at, now);
+		return;
 	}
-	switch_with_stack(t, to, how, from_state, now, frames, n, kind, at);
+	_Static_assert(sizeof(struct unwound_switch) <= sizeof(area->job), "fits the walk area");
+	*(struct unwound_switch *)area->job = (struct unwound_switch){
+		.t = t,
+		.at = at,
+		.now = now,
+		.sp = (uint64_t)__builtin_frame_address(0),
+		.to = to,
+		.how = how,
+		.from_state = from_state,
+		.depth = depth,
+	};
+	ctp_on_walk_stack(area, switch_unwound_on_walk_stack, area);
 }
 
 /* The stack a switch records of the coroutine it suspends: its call site (free: the hook's

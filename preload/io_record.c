@@ -63,7 +63,8 @@ static void emit_fd(struct ctp_thread *t, uint32_t event, int fd, uint32_t op, u
 	rec->fd = fd;
 	rec->op = op;
 	rec->arg = arg;
-	memcpy(rec->frames, frames, 8 * n);
+	if (n)
+		memcpy(rec->frames, frames, 8 * n);
 	ctp_emit_commit(t);
 }
 
@@ -137,16 +138,16 @@ static bool polls_each_run(struct ctp_fd_slot *slot, uint32_t idx, const struct 
 
 /* The stack of a would-block: its call site, and the whole stack the first time the coroutine
  * waits at that place (or every time with stacks=every-switch), as for a switch (events.c). */
-static uint32_t would_block_stack(struct ctp_station *s, uint64_t call_site, uint64_t depth,
-				  uint64_t *frames)
+static uint32_t would_block_stack(struct ctp_station *s, const uint64_t *call_site, uint64_t depth,
+				  const uint64_t **frames)
 {
 	uint32_t max = ctp_proc.config.stack_depth, n = 0;
-	if (max == 0 || call_site == 0)
+	if (max == 0 || *call_site == 0)
 		return 0;
-	if (ctp_proc.config.stacks_every_switch || ctp_first_time_here(s, call_site, depth))
-		n = ctp_unwind_from(frames, max, call_site);
+	if (ctp_proc.config.stacks_every_switch || ctp_first_time_here(s, *call_site, depth))
+		n = ctp_unwind_from(frames, max, *call_site);
 	if (n == 0) {
-		frames[0] = call_site;
+		*frames = call_site;
 		n = 1;
 	}
 	return n;
@@ -177,8 +178,8 @@ __attribute__((noinline)) void ctp_io_would_block(int fd, uint32_t op, uint64_t 
 	}
 	busy(t);
 	begin_wait(idx, s, fd, op);
-	uint64_t frames[CTP_MAX_STACK_DEPTH];
-	uint32_t n = would_block_stack(s, call_site, depth, frames);
+	const uint64_t *frames = NULL;
+	uint32_t n = would_block_stack(s, &call_site, depth, &frames);
 	emit_fd(t, CTP_FD_WOULD_BLOCK, fd, op, 0, frames, n);
 	idle(t);
 out:
@@ -252,8 +253,8 @@ __attribute__((noinline)) void ctp_io_close_end(int fd, const struct ctp_fd_clos
 		__atomic_compare_exchange_n(&ws->wait_op, &wait_op, wait_op | CTP_WAIT_CLOSED,
 					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
-	uint64_t frames[CTP_MAX_STACK_DEPTH];
-	uint32_t n = ctp_unwind(frames, ctp_proc.config.stack_depth, OWN_FRAMES);
+	const uint64_t *frames = NULL;
+	uint32_t n = ctp_unwind(&frames, ctp_proc.config.stack_depth, OWN_FRAMES);
 	emit_fd(t, CTP_FD_CLOSE, fd, waiter ? (wait_op & CTP_WAIT_OP_MASK) : CTP_OP_NONE, waiter,
 		frames, n);
 	idle(t);

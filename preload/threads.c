@@ -22,6 +22,7 @@
 #include "preload/stackmap.h"
 #include "preload/stations.h"
 #include "preload/threads.h"
+#include "preload/walk_stack.h"
 
 __thread struct ctp_thread ctp_tls_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
@@ -127,8 +128,8 @@ static bool start_tracing(struct ctp_thread *t)
 }
 
 /* Runs at thread exit (pthread key destructor): the thread's own coroutine ends, its station
- * and ring go back to the pools, its signal stack is given back. Hooks reached after this pass
- * through. */
+ * and ring go back to the pools, its signal and walk stacks are given back. Hooks reached after
+ * this pass through. */
 static void thread_exit(void *arg)
 {
 	(void)arg;
@@ -141,6 +142,7 @@ static void thread_exit(void *arg)
 	ctp_thread_end(t);
 	ctp_ring_detach(t);
 	ctp_crash_altstack_release(t);
+	ctp_walk_area_release(t);
 	t->state = CTP_THREAD_OFF;
 	errno = saved_errno;
 }

@@ -12,6 +12,7 @@
 #include "preload/threads.h"
 #include "preload/fork_guard.h"
 #include "preload/unwind.h"
+#include "preload/walk_stack.h"
 
 typedef int (*backtrace_fn)(void **buffer, int size);
 static backtrace_fn unw_backtrace_fn;
@@ -83,10 +84,9 @@ void ctp_unwind_init(void)
 	errno = saved_errno;
 }
 
-/* A walk runs on the stack it walks and needs several KiB of it (3.3-6.6 KB measured with
- * libunwind 1.6 on x86-64): with less room than this left on a coroutine's stack it would run
- * past the stack's end and corrupt whatever lies below (libpcl runs its delete helper on 4 KiB,
- * next to the thread's main context). No stack is better than a broken program. */
+/* The pass at exit (unwind_saved.c) walks on the stack it runs on, and needs several KiB of it
+ * (3.3-6.6 KB measured with libunwind 1.6 on x86-64): with less room than this left on a
+ * coroutine's stack it would run past the stack's end and corrupt whatever lies below. */
 enum { UNWIND_ROOM = 8192 };
 
 bool ctp_unwind_room(void)
@@ -107,56 +107,110 @@ bool ctp_unwind_room(void)
 	return sp >= lo && sp - lo >= UNWIND_ROOM;
 }
 
-__attribute__((noinline)) uint32_t ctp_unwind(uint64_t *frames, uint32_t max, uint32_t skip)
+/* A walk runs on the thread's walk stack (walk_stack.c), but only of a stack whose bounds are
+ * known: a coroutine's, or the thread's own. A context the program made by hand, or a signal
+ * stack, may end in anything; no stack is better than a broken program. */
+static bool known_stack(uint64_t sp)
 {
-	void *buf[CTP_MAX_STACK_DEPTH + 8];
-	if (!unw_backtrace_fn || max == 0 || !ctp_unwind_room())
-		return 0;
-	skip += 1; /* this function's own frame */
-	if (skip > 8)
-		skip = 8;
-	/* libunwind's own probes (a pipe it reads) can leave EAGAIN. errno's address is fixed for
-	 * a thread's life: kept, so that a walk does not pay two calls to find it. */
+	if (ctp_stackmap_find(sp) != CTP_NO_STATION)
+		return true;
+	struct ctp_thread *t = &ctp_tls_thread;
+	return sp >= t->stack_lo && sp < t->stack_hi;
+}
+
+/* unw_backtrace into the area's frames, from the caller (its first frame), on the stack this
+ * runs on. libunwind's own probes (a pipe it reads) can leave EAGAIN: errno is kept; its address
+ * is fixed for a thread's life, so that a walk does not pay two calls to find it. */
+static __attribute__((always_inline)) inline int walk_here(struct ctp_walk_area *area, int max)
+{
 	static __thread int *errno_at __attribute__((tls_model("initial-exec")));
 	if (CTP_UNLIKELY(!errno_at))
 		errno_at = &errno;
 	if (!walk_begin())
 		return 0;
 	int saved_errno = *errno_at;
-	int n = unw_backtrace_fn(buf, (int)(max + skip));
+	int n = unw_backtrace_fn(area->frames, max);
 	*errno_at = saved_errno;
 	walk_end();
-	if (n <= (int)skip)
-		return 0;
-	uint32_t got = (uint32_t)n - skip;
-	for (uint32_t i = 0; i < got; i++)
-		frames[i] = (uint64_t)buf[i + skip];
-	return got;
+	return n;
 }
 
-/* Frames of the preload's own that can lie above a hook's call site (hook, assembly stub,
- * inlined helpers that did not inline). */
-enum { OWN_FRAMES_MAX = 8 };
+/* What a walk switched to the walk stack needs and finds. */
+struct walk {
+	struct ctp_walk_area *area;
+	int max;
+	int n;
+};
 
-__attribute__((noinline)) uint32_t ctp_unwind_from(uint64_t *frames, uint32_t max,
-						   uint64_t call_site)
+static void walk_on_walk_stack(void *arg)
 {
-	void *buf[CTP_MAX_STACK_DEPTH + OWN_FRAMES_MAX];
-	if (!unw_backtrace_fn || max == 0 || call_site == 0 || !ctp_unwind_room())
+	struct walk *w = arg;
+	w->n = walk_here(w->area, w->max);
+}
+
+/* A walk from the caller of the caller, run on the walk stack: its first frames are
+ * walk_on_walk_stack, ctp_on_walk_stack and the caller. Fills the thread's walk area; returns
+ * how many frames, 0 when it cannot walk. */
+static __attribute__((always_inline)) inline int walk(struct ctp_walk_area **area, int max)
+{
+	if (!unw_backtrace_fn || !known_stack((uint64_t)__builtin_frame_address(0)))
 		return 0;
-	if (!walk_begin())
-		return 0;
-	int saved_errno = errno;
-	int n = unw_backtrace_fn(buf, (int)(max + OWN_FRAMES_MAX));
+	int saved_errno = errno; /* a failed mmap */
+	struct walk w = {.area = ctp_walk_area_get(&ctp_tls_thread), .max = max};
 	errno = saved_errno;
-	walk_end();
-	for (int i = 0; i < n && i < OWN_FRAMES_MAX; i++) {
-		if ((uint64_t)buf[i] != call_site)
+	if (!w.area)
+		return 0;
+	ctp_on_walk_stack(&w, walk_on_walk_stack, w.area);
+	*area = w.area;
+	return w.n;
+}
+
+/* The walk stack's own frames at the top of a walk. */
+enum { WALK_STACK_FRAMES = 2 };
+
+__attribute__((noinline)) uint32_t ctp_unwind(const uint64_t **frames, uint32_t max, uint32_t skip)
+{
+	struct ctp_walk_area *area;
+	if (max == 0)
+		return 0;
+	skip += WALK_STACK_FRAMES + 1; /* and this function's own frame */
+	if (skip > CTP_WALK_OWN_FRAMES_MAX)
+		skip = CTP_WALK_OWN_FRAMES_MAX;
+	int n = walk(&area, (int)(max + skip));
+	if (n <= (int)skip)
+		return 0;
+	*frames = (const uint64_t *)&area->frames[skip];
+	return (uint32_t)n - skip;
+}
+
+/* The frames of a walk from call_site on. */
+static uint32_t from_call_site(struct ctp_walk_area *area, int n, const uint64_t **frames,
+			       uint32_t max, uint64_t call_site)
+{
+	for (int i = 0; i < n && i < CTP_WALK_OWN_FRAMES_MAX; i++) {
+		if ((uint64_t)area->frames[i] != call_site)
 			continue;
-		uint32_t got = (uint32_t)(n - i) < max ? (uint32_t)(n - i) : max;
-		for (uint32_t k = 0; k < got; k++)
-			frames[k] = (uint64_t)buf[i + (int)k];
-		return got;
+		*frames = (const uint64_t *)&area->frames[i];
+		return (uint32_t)(n - i) < max ? (uint32_t)(n - i) : max;
 	}
 	return 0;
+}
+
+__attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max,
+						   uint64_t call_site)
+{
+	struct ctp_walk_area *area;
+	if (max == 0 || call_site == 0)
+		return 0;
+	int n = walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX));
+	return from_call_site(area, n, frames, max, call_site);
+}
+
+uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,
+				    uint32_t max, uint64_t call_site, uint64_t sp)
+{
+	if (!unw_backtrace_fn || max == 0 || call_site == 0 || !known_stack(sp))
+		return 0;
+	int n = walk_here(area, (int)(max + CTP_WALK_OWN_FRAMES_MAX));
+	return from_call_site(area, n, frames, max, call_site);
 }

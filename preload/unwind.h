@@ -14,15 +14,23 @@ CTP_HIDDEN void ctp_unwind_fork_child(void);
 /* libunwind's own fds (unwind_fds.c): its address range, and whether a call comes from it. */
 CTP_HIDDEN void ctp_unwinder_note(const void *symbol);
 CTP_HIDDEN bool ctp_called_from_unwinder(const void *return_address);
-/* Fills up to `max` return addresses of the caller's caller (skipping `skip` frames of the
- * preload's own); returns how many. */
-CTP_HIDDEN uint32_t ctp_unwind(uint64_t *frames, uint32_t max, uint32_t skip);
-/* The same walk (stacks=every-switch), kept from the frame whose return address is call_site
- * on: the frames of the preload's own above it, however many, are dropped. 0 when call_site is
- * not among the first frames. */
-CTP_HIDDEN uint32_t ctp_unwind_from(uint64_t *frames, uint32_t max, uint64_t call_site);
+/* Up to `max` return addresses of the caller's caller (skipping `skip` frames of the preload's
+ * own); returns how many, and points *frames at them, in the thread's walk area (walk_stack.h):
+ * good until the thread's next walk. The walk runs on the thread's walk stack, not on the stack
+ * it walks, which only needs known bounds. */
+CTP_HIDDEN uint32_t ctp_unwind(const uint64_t **frames, uint32_t max, uint32_t skip);
+/* The same walk, kept from the frame whose return address is call_site on: the frames of the
+ * preload's own above it, however many, are dropped. 0 when call_site is not among the first
+ * frames. */
+CTP_HIDDEN uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max, uint64_t call_site);
+/* The same, for a caller that runs on the walk stack already (ctp_on_walk_stack, with `area`):
+ * sp is a stack pointer of the stack walked, whose bounds must be known. */
+struct ctp_walk_area;
+CTP_HIDDEN uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,
+					       uint32_t max, uint64_t call_site, uint64_t sp);
 
-/* Whether the running stack has room for a walk (known bounds, 8 KiB left). */
+/* Whether the running stack has room for a walk on it (known bounds, 8 KiB left): the pass at
+ * exit (unwind_saved.c) walks in place. */
 CTP_HIDDEN bool ctp_unwind_room(void);
 /* A symbol of the privately loaded libunwind, NULL when stacks are off. */
 CTP_HIDDEN void *ctp_unwind_symbol(const char *name);

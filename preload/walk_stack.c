@@ -1,0 +1,67 @@
+/* A walk (libunwind's unw_backtrace) needs 3 to 7 KB of stack. Run on the coroutine it walks,
+ * it wrote that deep into the coroutine's stack, where the program itself often never goes: the
+ * first walk of each coroutine (its first suspend at a call site) touched one more page of
+ * every small stack, about 0.2 pages per fiber in a Boost.Fiber program with 16 KiB stacks, and
+ * it needed that much room left (no walk on a stack with less). So walks run on a stack of the
+ * thread's own, mapped on a thread's first walk (threads that never switch a coroutine never
+ * map one) and given back when the thread exits. A PROT_NONE page below it turns an overflow (a
+ * deep signal handler that interrupts a walk) into a fault instead of a silent overwrite. */
+#include <sys/mman.h>
+
+#include "preload/walk_stack.h"
+
+enum {
+	PAGE = 4096,
+	/* libunwind's slow path and a signal handler that lands during a walk, with room. */
+	WALK_STACK_BYTES = 64 * 1024,
+	WALK_MAP_BYTES = PAGE + WALK_STACK_BYTES,
+};
+_Static_assert(sizeof(struct ctp_walk_area) % 16 == 0, "the stack below it stays 16-aligned");
+
+struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t)
+{
+	uint8_t *map = mmap(NULL, WALK_MAP_BYTES, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	if (mprotect(map, PAGE, PROT_NONE) != 0) {
+		munmap(map, WALK_MAP_BYTES); /* the preload's hook passes it through */
+		return NULL;
+	}
+	t->walk_area = map + WALK_MAP_BYTES - sizeof(struct ctp_walk_area);
+	t->walk_map = map;
+	return (struct ctp_walk_area *)t->walk_area;
+}
+
+void ctp_walk_area_release(struct ctp_thread *t)
+{
+	if (!t->walk_map)
+		return;
+	munmap(t->walk_map, WALK_MAP_BYTES);
+	t->walk_map = t->walk_area = NULL;
+}
+
+/* rdi = arg, rsi = fn, rdx = the area: the new stack pointer, 16-aligned, so that fn is entered
+ * as after a call. rbp keeps the caller's frame: CFA = rbp + 16 throughout. */
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl ctp_on_walk_stack\n"
+	".hidden ctp_on_walk_stack\n"
+	".type ctp_on_walk_stack, @function\n"
+	"ctp_on_walk_stack:\n"
+	"	.cfi_startproc\n"
+	"	pushq %rbp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rbp, 0\n"
+	"	movq %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	movq %rdx, %rsp\n"
+	"	callq *%rsi\n"
+	"	movq %rbp, %rsp\n"
+	"	.cfi_def_cfa_register %rsp\n"
+	"	popq %rbp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_restore %rbp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size ctp_on_walk_stack, .-ctp_on_walk_stack\n");

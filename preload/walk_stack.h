@@ -1,0 +1,41 @@
+/* Where stack walks run (walk_stack.c): on a stack of the thread's own, not on the coroutine's
+ * stack they walk. */
+#ifndef CTP_PRELOAD_WALK_STACK_H
+#define CTP_PRELOAD_WALK_STACK_H
+
+#include <stdint.h>
+
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+#include "preload/threads.h"
+
+/* Frames of the preload's own a walk may find above the code it is asked about (hook, assembly
+ * stub, helpers that did not inline, the walk stack's own two: the function run there and
+ * ctp_on_walk_stack). */
+enum { CTP_WALK_OWN_FRAMES_MAX = 10 };
+
+/* A thread's walk area: on top of the stack walks run on, what a function run there is handed
+ * (`job`, so that the caller needs no frame of its own: see events.c) and the walker's result. */
+struct ctp_walk_area {
+	uint64_t job[8];
+	void *frames[CTP_MAX_STACK_DEPTH + CTP_WALK_OWN_FRAMES_MAX];
+};
+
+CTP_HIDDEN struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t);
+
+/* This thread's walk area, mapped on first use; NULL when it could not be. */
+static inline struct ctp_walk_area *ctp_walk_area_get(struct ctp_thread *t)
+{
+	if (CTP_UNLIKELY(!t->walk_map))
+		return ctp_walk_area_map(t);
+	return (struct ctp_walk_area *)t->walk_area;
+}
+
+/* At thread exit: the area is given back. */
+CTP_HIDDEN void ctp_walk_area_release(struct ctp_thread *t);
+/* Calls fn(arg) with the stack pointer just below the area. Its frame links back to the
+ * caller's with a frame pointer, so a walk from fn goes on into the caller's stack (libunwind's
+ * fast path takes such a frame as a plain one). */
+CTP_HIDDEN void ctp_on_walk_stack(void *arg, void (*fn)(void *arg), struct ctp_walk_area *area);
+
+#endif
