@@ -44,6 +44,8 @@ static bool unpacked_dir(char *out, size_t size)
 	const char *home = getenv("HOME");
 	char base[PATH_MAX];
 	int n;
+	if (env != NULL && env[0] == '\0')
+		return false; /* set and empty: no cache */
 	if (env != NULL)
 		n = snprintf(base, sizeof(base), "%s", env);
 	else if (xdg != NULL && xdg[0] == '/')

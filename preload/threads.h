@@ -35,9 +35,8 @@ struct ctp_thread {
 	uint64_t own_gen;
 	struct ctp_ring_producer ring;
 	void *altstack; /* the signal stack the preload gave this thread, if any */
-	/* Where its stack walks run (walk_stack.c), once it made one: the mapping, and the area on
-	 * top of the stack in it. */
-	uint8_t *walk_map, *walk_area;
+	/* Where its stack walks run (walk_stack.h), once it made one. */
+	uint8_t *walk_map;
 	/* Between vfork and the child's exec or exit, the child runs on this thread's memory:
 	 * in_vfork_child is set and state is BUSY, so that every hook passes through. */
 	int vfork_saved_state;

@@ -155,9 +155,7 @@ static __attribute__((always_inline)) inline int walk(struct ctp_walk_area **are
 {
 	if (!unw_backtrace_fn || !known_stack((uint64_t)__builtin_frame_address(0)))
 		return 0;
-	int saved_errno = errno; /* a failed mmap */
 	struct walk w = {.area = ctp_walk_area_get(&ctp_tls_thread), .max = max};
-	errno = saved_errno;
 	if (!w.area)
 		return 0;
 	ctp_on_walk_stack(&w, walk_on_walk_stack, w.area);

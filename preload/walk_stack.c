@@ -6,39 +6,36 @@
  * thread's own, mapped on a thread's first walk (threads that never switch a coroutine never
  * map one) and given back when the thread exits. A PROT_NONE page below it turns an overflow (a
  * deep signal handler that interrupts a walk) into a fault instead of a silent overwrite. */
+#include <errno.h>
 #include <sys/mman.h>
 
 #include "preload/walk_stack.h"
 
-enum {
-	PAGE = 4096,
-	/* libunwind's slow path and a signal handler that lands during a walk, with room. */
-	WALK_STACK_BYTES = 64 * 1024,
-	WALK_MAP_BYTES = PAGE + WALK_STACK_BYTES,
-};
 _Static_assert(sizeof(struct ctp_walk_area) % 16 == 0, "the stack below it stays 16-aligned");
 
+/* Called from the program's switches: errno is the program's, also when a call fails. */
 struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t)
 {
-	uint8_t *map = mmap(NULL, WALK_MAP_BYTES, PROT_READ | PROT_WRITE,
+	int saved_errno = errno;
+	uint8_t *map = mmap(NULL, CTP_WALK_MAP_BYTES, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map != MAP_FAILED && mprotect(map, CTP_WALK_GUARD_BYTES, PROT_NONE) != 0) {
+		munmap(map, CTP_WALK_MAP_BYTES); /* the preload's hook passes it through */
+		map = MAP_FAILED;
+	}
+	errno = saved_errno;
 	if (map == MAP_FAILED)
 		return NULL;
-	if (mprotect(map, PAGE, PROT_NONE) != 0) {
-		munmap(map, WALK_MAP_BYTES); /* the preload's hook passes it through */
-		return NULL;
-	}
-	t->walk_area = map + WALK_MAP_BYTES - sizeof(struct ctp_walk_area);
 	t->walk_map = map;
-	return (struct ctp_walk_area *)t->walk_area;
+	return ctp_walk_area_get(t);
 }
 
 void ctp_walk_area_release(struct ctp_thread *t)
 {
 	if (!t->walk_map)
 		return;
-	munmap(t->walk_map, WALK_MAP_BYTES);
-	t->walk_map = t->walk_area = NULL;
+	munmap(t->walk_map, CTP_WALK_MAP_BYTES);
+	t->walk_map = NULL;
 }
 
 /* rdi = arg, rsi = fn, rdx = the area: the new stack pointer, 16-aligned, so that fn is entered

@@ -21,6 +21,13 @@ struct ctp_walk_area {
 	void *frames[CTP_MAX_STACK_DEPTH + CTP_WALK_OWN_FRAMES_MAX];
 };
 
+/* The mapping: a guard page, then the stack, the area on its top. 64 KiB is libunwind's slow
+ * path and a signal handler that lands during a walk, with room. */
+enum {
+	CTP_WALK_GUARD_BYTES = 4096,
+	CTP_WALK_MAP_BYTES = CTP_WALK_GUARD_BYTES + 64 * 1024,
+};
+
 CTP_HIDDEN struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t);
 
 /* This thread's walk area, mapped on first use; NULL when it could not be. */
@@ -28,7 +35,8 @@ static inline struct ctp_walk_area *ctp_walk_area_get(struct ctp_thread *t)
 {
 	if (CTP_UNLIKELY(!t->walk_map))
 		return ctp_walk_area_map(t);
-	return (struct ctp_walk_area *)t->walk_area;
+	return (struct ctp_walk_area *)(t->walk_map + CTP_WALK_MAP_BYTES -
+					sizeof(struct ctp_walk_area));
 }
 
 /* At thread exit: the area is given back. */
