@@ -165,12 +165,13 @@ switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from
  * thread's walk stack (walk_stack.h) from its start: the walk needs kilobytes, and every byte of
  * the coroutine's stack this path uses beyond the common switch's is a byte more of a small
  * fiber stack touched (each coroutine unwinds at least once, at its first suspend). So
- * switch_unwound hands its arguments over in the walk area and jumps; it keeps no frame. */
+ * switch_unwound hands its arguments over in the walk area and jumps; it keeps no frame. (A
+ * Boost switch runs there from its stub on: then the walk stack is not switched to again.) */
 struct unwound_switch {
 	struct ctp_thread *t;
 	const struct ctp_suspend_point *at;
 	uint64_t now;
-	uint64_t sp; /* in the stack walked */
+	uint64_t sp; /* in the stack walked: where the call site is stored */
 	uint32_t to, how, from_state, depth;
 };
 
@@ -216,13 +217,14 @@ static __attribute__((noinline)) void switch_unwound(struct ctp_thread *t, uint3
 		.t = t,
 		.at = at,
 		.now = now,
-		.sp = (uint64_t)__builtin_frame_address(0),
+		.sp = at->ret_slot,
 		.to = to,
 		.how = how,
 		.from_state = from_state,
 		.depth = depth,
 	};
-	ctp_on_walk_stack(area, switch_unwound_on_walk_stack, area);
+	if (!ctp_walk_stack_run(t, area, switch_unwound_on_walk_stack, area))
+		switch_call_site(t, to, how, from_state, at, now);
 }
 
 /* The stack a switch records of the coroutine it suspends: its call site (free: the hook's

@@ -19,6 +19,11 @@ enum ctp_thread_state {
 struct ctp_thread {
 	int state;
 	uint32_t tid;
+	/* Where its stack walks and Boost switches run (walk_stack.h): the top of the thread's walk
+	 * stack, NULL until mapped; on_walk_stack is set while code that switched to it runs there
+	 * (the fcontext stubs read both, at the offsets below). */
+	uint8_t *walk_top;
+	uint8_t on_walk_stack;
 	uint32_t current;	     /* station of the coroutine running on this thread */
 	uint32_t self;		     /* station of the thread's own stack */
 	uint64_t stack_lo, stack_hi; /* the thread's own stack */
@@ -34,15 +39,25 @@ struct ctp_thread {
 	uint64_t own_page;
 	uint64_t own_gen;
 	struct ctp_ring_producer ring;
-	void *altstack; /* the signal stack the preload gave this thread, if any */
-	/* Where its stack walks run (walk_stack.h), once it made one. */
-	uint8_t *walk_map;
+	void *altstack;	   /* the signal stack the preload gave this thread, if any */
+	uint8_t *walk_map; /* the walk stack's mapping (walk_stack.h), once it has one */
 	/* Between vfork and the child's exec or exit, the child runs on this thread's memory:
 	 * in_vfork_child is set and state is BUSY, so that every hook passes through. */
 	int vfork_saved_state;
 	uint8_t in_vfork_child;
 	uint32_t slot; /* its thread slot (stackmap.h), CTP_MAX_THREAD_SLOTS when none */
 };
+
+/* What the assembly stubs in fcontext_hooks.c read, as numbers an asm string can hold. */
+#define CTP_THREAD_STATE_AT 0
+#define CTP_THREAD_WALK_TOP_AT 8
+#define CTP_THREAD_ON_WALK_STACK_AT 16
+#define CTP_THREAD_TRACING_VALUE 1
+_Static_assert(__builtin_offsetof(struct ctp_thread, state) == CTP_THREAD_STATE_AT, "stubs");
+_Static_assert(__builtin_offsetof(struct ctp_thread, walk_top) == CTP_THREAD_WALK_TOP_AT, "stubs");
+_Static_assert(__builtin_offsetof(struct ctp_thread, on_walk_stack) == CTP_THREAD_ON_WALK_STACK_AT,
+	       "stubs");
+_Static_assert(CTP_THREAD_TRACING == CTP_THREAD_TRACING_VALUE, "stubs");
 
 /* This thread's state, without starting it. For flags that are read and used between two
  * switches only; anything that spans a switch goes through ctp_thread_get. */

@@ -155,10 +155,10 @@ static __attribute__((always_inline)) inline int walk(struct ctp_walk_area **are
 {
 	if (!unw_backtrace_fn || !known_stack((uint64_t)__builtin_frame_address(0)))
 		return 0;
-	struct walk w = {.area = ctp_walk_area_get(&ctp_tls_thread), .max = max};
-	if (!w.area)
+	struct ctp_thread *t = &ctp_tls_thread;
+	struct walk w = {.area = ctp_walk_area_get(t), .max = max};
+	if (!w.area || !ctp_walk_stack_run(t, w.area, walk_on_walk_stack, &w))
 		return 0;
-	ctp_on_walk_stack(&w, walk_on_walk_stack, w.area);
 	*area = w.area;
 	return w.n;
 }

@@ -3,9 +3,12 @@
  * first walk of each coroutine (its first suspend at a call site) touched one more page of
  * every small stack, about 0.2 pages per fiber in a Boost.Fiber program with 16 KiB stacks, and
  * it needed that much room left (no walk on a stack with less). So walks run on a stack of the
- * thread's own, mapped on a thread's first walk (threads that never switch a coroutine never
- * map one) and given back when the thread exits. A PROT_NONE page below it turns an overflow (a
- * deep signal handler that interrupts a walk) into a fault instead of a silent overwrite. */
+ * thread's own, mapped on a thread's first walk or Boost switch (threads that never switch a
+ * coroutine never map one) and given back when the thread exits. A PROT_NONE page below it turns an
+ * overflow (a deep signal handler that interrupts a walk) into a fault instead of a silent
+ * overwrite. The tracer's whole part of a Boost switch runs there too (fcontext_hooks.c): its ~250
+ * bytes of frames below Boost's own cost a fiber on a small malloc'd stack as many bytes of memory.
+ */
 #include <errno.h>
 #include <sys/mman.h>
 
@@ -27,13 +30,17 @@ struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t)
 	if (map == MAP_FAILED)
 		return NULL;
 	t->walk_map = map;
-	return ctp_walk_area_get(t);
+	struct ctp_walk_area *area = ctp_walk_area_get(t);
+	t->walk_top = (uint8_t *)area; /* the stack grows down from right below the area */
+	return area;
 }
 
 void ctp_walk_area_release(struct ctp_thread *t)
 {
 	if (!t->walk_map)
 		return;
+	t->walk_top = NULL; /* no switch of this thread runs there any more */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	munmap(t->walk_map, CTP_WALK_MAP_BYTES);
 	t->walk_map = NULL;
 }

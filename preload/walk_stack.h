@@ -3,6 +3,7 @@
 #ifndef CTP_PRELOAD_WALK_STACK_H
 #define CTP_PRELOAD_WALK_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ctp/segment.h"
@@ -45,5 +46,27 @@ CTP_HIDDEN void ctp_walk_area_release(struct ctp_thread *t);
  * caller's with a frame pointer, so a walk from fn goes on into the caller's stack (libunwind's
  * fast path takes such a frame as a plain one). */
 CTP_HIDDEN void ctp_on_walk_stack(void *arg, void (*fn)(void *arg), struct ctp_walk_area *area);
+
+/* Runs fn(arg) on the thread's walk stack: switched to, or right here when this runs on it
+ * already (the C part of a Boost switch, whose stub switched: fcontext_hooks.c). Returns false,
+ * fn not run, when code this interrupted uses the walk stack: a signal handler that landed
+ * between a stub's switch and its return, on another stack, must not start again at the top. */
+static inline bool ctp_walk_stack_run(struct ctp_thread *t, struct ctp_walk_area *area,
+				      void (*fn)(void *arg), void *arg)
+{
+	uint8_t *sp = __builtin_frame_address(0);
+	if (sp >= t->walk_map && sp < t->walk_top) {
+		fn(arg);
+		return true;
+	}
+	if (t->on_walk_stack)
+		return false;
+	t->on_walk_stack = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ctp_on_walk_stack(arg, fn, area);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->on_walk_stack = 0;
+	return true;
+}
 
 #endif
