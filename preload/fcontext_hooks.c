@@ -25,6 +25,7 @@
 #include "preload/real_lookup.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
+#include "preload/switch_stub.h"
 #include "preload/threads.h"
 #include "preload/walk_stack.h"
 
@@ -61,78 +62,18 @@ void *ctp_jump_fcontext_enter(void *to, void *vp, uint64_t *ret_slot) CTP_HIDDEN
 void *ctp_ontop_fcontext_enter(void *to, void *vp, fcontext_ontop_fn *fn_slot,
 			       uint64_t *ret_slot) CTP_HIDDEN;
 
-/* The C part runs on the thread's walk stack (walk_stack.h), not on the fiber's: a fiber stack
- * is often small and malloc'd, and every byte the tracer uses below the program's own frames is
- * on average a byte more of resident memory per fiber (the share of fibers whose next page it
- * reaches). So the stub keeps only its frame pointer on the fiber's stack, 8 bytes where the
- * real function uses 48, and switches. It stays on the stack it came on when the thread is not
- * tracing (BUSY: inside the preload, or a vfork child), has no walk stack yet, or the walk stack
- * is in use by code this interrupted (a signal handler that switches). The flag is set before the
- * switch and cleared once back on the fiber's stack, so a handler that lands in between stays
- * where it is. Whatever the path, CFA = rbp + 16 from the second instruction to the epilogue,
- * so that walks and debuggers go through the stub into the fiber's caller.
- *
- * At label 1 the stack is 16-aligned either way: the walk stack's top is, and the fiber's is one
- * push after the call. */
 /* clang-format off */
-#define STUB_STR2(x) #x
-#define STUB_STR(x) STUB_STR2(x)
-#define STUB_STATE STUB_STR(CTP_THREAD_STATE_AT) "(%r11)"
-#define STUB_WALK_TOP STUB_STR(CTP_THREAD_WALK_TOP_AT) "(%r11)"
-#define STUB_ON_WALK_STACK STUB_STR(CTP_THREAD_ON_WALK_STACK_AT) "(%r11)"
-#define STUB_THREAD_IN_R11 \
-	"	movq ctp_tls_thread@gottpoff(%rip), %r11\n" \
-	"	addq %fs:0, %r11\n"
-#define STUB_PROLOGUE(name) \
-	".text\n" \
-	".p2align 4\n" \
-	".globl " name "\n" \
-	".type " name ", @function\n" \
-	name ":\n" \
-	"	.cfi_startproc\n" \
-	"	pushq %rbp\n" \
-	"	.cfi_adjust_cfa_offset 8\n" \
-	"	.cfi_rel_offset %rbp, 0\n" \
-	"	movq %rsp, %rbp\n" \
-	"	.cfi_def_cfa_register %rbp\n" \
-	STUB_THREAD_IN_R11 \
-	"	cmpl $" STUB_STR(CTP_THREAD_TRACING_VALUE) ", " STUB_STATE "\n" \
-	"	jne 1f\n" \
-	"	movq " STUB_WALK_TOP ", %r10\n" \
-	"	testq %r10, %r10\n" \
-	"	jz 1f\n" \
-	"	cmpb $0, " STUB_ON_WALK_STACK "\n" \
-	"	jne 1f\n" \
-	"	movb $1, " STUB_ON_WALK_STACK "\n" \
-	"	movq %r10, %rsp\n" \
-	"1:\n"
-/* With the argument registers back: whether the stub switched is whether rsp is back at rbp. */
-#define STUB_EPILOGUE(name) \
-	"	cmpq %rsp, %rbp\n" \
-	"	movq %rbp, %rsp\n" \
-	"	.cfi_def_cfa_register %rsp\n" \
-	"	popq %rbp\n" \
-	"	.cfi_adjust_cfa_offset -8\n" \
-	"	.cfi_restore %rbp\n" \
-	"	je 2f\n" \
-	STUB_THREAD_IN_R11 \
-	"	movb $0, " STUB_ON_WALK_STACK "\n" \
-	"2:\n" \
-	"	jmpq *%rax\n" \
-	"	.cfi_endproc\n" \
-	".size " name ", .-" name "\n"
-
-__asm__(STUB_PROLOGUE("jump_fcontext")
+__asm__(CTP_SWITCH_STUB_PROLOGUE("jump_fcontext")
 	"	pushq %rdi\n"
 	"	pushq %rsi\n"
 	"	leaq 8(%rbp), %rdx\n" /* ret_slot */
 	"	call ctp_jump_fcontext_enter\n"
 	"	popq %rsi\n"
 	"	popq %rdi\n"
-	STUB_EPILOGUE("jump_fcontext"));
+	CTP_SWITCH_STUB_EPILOGUE("jump_fcontext"));
 
 /* The function pointer gets a slot of its own, which the C part may rewrite. */
-__asm__(STUB_PROLOGUE("ontop_fcontext")
+__asm__(CTP_SWITCH_STUB_PROLOGUE("ontop_fcontext")
 	"	pushq %rdi\n"
 	"	pushq %rsi\n"
 	"	pushq %rdx\n"
@@ -144,7 +85,7 @@ __asm__(STUB_PROLOGUE("ontop_fcontext")
 	"	popq %rdx\n"
 	"	popq %rsi\n"
 	"	popq %rdi\n"
-	STUB_EPILOGUE("ontop_fcontext"));
+	CTP_SWITCH_STUB_EPILOGUE("ontop_fcontext"));
 /* clang-format on */
 
 /* Records a switch from the current coroutine of t to the context whose stack pointer is `to`. */
@@ -152,9 +93,7 @@ static inline __attribute__((always_inline)) void
 switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t *ret_slot)
 {
 	uint64_t now = ctp_now();
-	if (CTP_UNLIKELY(!t->walk_top))
-		ctp_walk_area_get(
-			t); /* the next switches of this thread run there (see the stubs) */
+	ctp_walk_area_prepare(t);
 	uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
 	if (idx == t->current)
 		return;

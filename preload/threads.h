@@ -21,7 +21,7 @@ struct ctp_thread {
 	uint32_t tid;
 	/* Where its stack walks and Boost switches run (walk_stack.h): the top of the thread's walk
 	 * stack, NULL until mapped; on_walk_stack is set while code that switched to it runs there
-	 * (the fcontext stubs read both, at the offsets below). */
+	 * (the switch stubs read both: switch_stub.h). */
 	uint8_t *walk_top;
 	uint8_t on_walk_stack;
 	uint32_t current;	     /* station of the coroutine running on this thread */
@@ -48,7 +48,7 @@ struct ctp_thread {
 	uint32_t slot; /* its thread slot (stackmap.h), CTP_MAX_THREAD_SLOTS when none */
 };
 
-/* What the assembly stubs in fcontext_hooks.c read, as numbers an asm string can hold. */
+/* What the switch stubs (switch_stub.h) read, as numbers an asm string can hold. */
 #define CTP_THREAD_STATE_AT 0
 #define CTP_THREAD_WALK_TOP_AT 8
 #define CTP_THREAD_ON_WALK_STACK_AT 16

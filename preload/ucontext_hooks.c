@@ -24,7 +24,9 @@
 #include "preload/real.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
+#include "preload/switch_stub.h"
 #include "preload/threads.h"
+#include "preload/walk_stack.h"
 
 /* Calls `real` (glibc's makecontext) with ucp, fn, argc and the arguments: the first three in
  * rcx, r8, r9 from reg_args, the rest pushed from stack_args, so that glibc sees exactly the
@@ -150,27 +152,54 @@ static inline uint64_t context_sp(const ucontext_t *ucp)
 	return (uint64_t)ucp->uc_mcontext.gregs[REG_RSP];
 }
 
-CTP_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+/* swapcontext and setcontext are entered through stubs (switch_stub.h): the C parts below run on
+ * the thread's walk stack and return the real function, which the stub enters with the caller's
+ * stack. glibc's own uses next to none of a coroutine's stack. */
+void *ctp_swapcontext_enter(ucontext_t *oucp, const ucontext_t *ucp, uint64_t *ret_slot) CTP_HIDDEN;
+void *ctp_setcontext_enter(const ucontext_t *ucp, uint64_t *ret_slot) CTP_HIDDEN;
+
+/* clang-format off */
+__asm__(CTP_SWITCH_STUB_PROLOGUE("swapcontext")
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	leaq 8(%rbp), %rdx\n" /* ret_slot */
+	"	call ctp_swapcontext_enter\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	CTP_SWITCH_STUB_EPILOGUE("swapcontext"));
+
+__asm__(CTP_SWITCH_STUB_PROLOGUE("setcontext")
+	"	pushq %rdi\n"
+	"	subq $8, %rsp\n"
+	"	leaq 8(%rbp), %rsi\n" /* ret_slot */
+	"	call ctp_setcontext_enter\n"
+	"	addq $8, %rsp\n"
+	"	popq %rdi\n"
+	CTP_SWITCH_STUB_EPILOGUE("setcontext"));
+/* clang-format on */
+
+void *ctp_swapcontext_enter(ucontext_t *oucp, const ucontext_t *ucp, uint64_t *ret_slot)
 {
 	CTP_REAL(swapcontext);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && ucp) {
 		/* errno: nothing on this path changes it (the unwinder keeps it itself). */
 		uint64_t now = ctp_now();
+		ctp_walk_area_prepare(t);
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current) {
 			/* real_swapcontext saves this coroutine's registers into oucp. */
-			struct ctp_suspend_point at = {
-				.call_site = (uint64_t)__builtin_return_address(0),
-				.ret_slot = (uint64_t)__builtin_frame_address(0) + 8,
-				.ctx = (uint64_t)oucp,
-				.ctx_kind = oucp ? CTP_CTX_UCONTEXT : CTP_CTX_NONE};
+			struct ctp_suspend_point at = {.call_site = *ret_slot,
+						       .ret_slot = (uint64_t)ret_slot,
+						       .ctx = (uint64_t)oucp,
+						       .ctx_kind = oucp ? CTP_CTX_UCONTEXT
+									: CTP_CTX_NONE};
 			ctp_coro_switch(t, to, CTP_HOW_SWAPCONTEXT, &at, now);
 		}
 	}
-	/* Returns when someone switches back to oucp, maybe on another thread: nothing below may
-	 * use `t`. The resumer has already updated our station. */
-	return real_swapcontext(oucp, ucp);
+	/* The stub jumps to it; it returns when someone switches back to oucp, maybe on another
+	 * thread. The resumer has already updated our station. */
+	return (void *)real_swapcontext;
 }
 
 /* A setcontext away from a coroutine is a switch, not its end: a coroutine that saved itself
@@ -178,26 +207,26 @@ CTP_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
  * saved); one that did not has left, which the collector counts as its end unless something
  * resumes it after all (its station stays until then, or until its stack is reused). A
  * setcontext within one stack (a getcontext loop) is no switch. */
-CTP_EXPORT int setcontext(const ucontext_t *ucp)
+void *ctp_setcontext_enter(const ucontext_t *ucp, uint64_t *ret_slot)
 {
 	CTP_REAL(setcontext);
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && ucp) {
 		uint64_t now = ctp_now();
+		ctp_walk_area_prepare(t);
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current) {
 			/* Where the coroutine saved itself (getcontext) is not known here: the call
 			 * site only. */
-			struct ctp_suspend_point at = {
-				.call_site = (uint64_t)__builtin_return_address(0),
-				.ret_slot = (uint64_t)__builtin_frame_address(0) + 8};
+			struct ctp_suspend_point at = {.call_site = *ret_slot,
+						       .ret_slot = (uint64_t)ret_slot};
 			if (ctp_context_saved)
 				ctp_coro_switch(t, to, CTP_HOW_SETCONTEXT, &at, now);
 			else
 				ctp_coro_leave(t, to, CTP_HOW_SETCONTEXT, &at, now);
 		}
 	}
-	return real_setcontext(ucp);
+	return (void *)real_setcontext;
 }
 
 void ctp_makecontext_returned(uint32_t idx, uint64_t coro, const ucontext_t *link)

@@ -3,12 +3,12 @@
  * first walk of each coroutine (its first suspend at a call site) touched one more page of
  * every small stack, about 0.2 pages per fiber in a Boost.Fiber program with 16 KiB stacks, and
  * it needed that much room left (no walk on a stack with less). So walks run on a stack of the
- * thread's own, mapped on a thread's first walk or Boost switch (threads that never switch a
+ * thread's own, mapped on a thread's first walk or switch (threads that never switch a
  * coroutine never map one) and given back when the thread exits. A PROT_NONE page below it turns an
  * overflow (a deep signal handler that interrupts a walk) into a fault instead of a silent
- * overwrite. The tracer's whole part of a Boost switch runs there too (fcontext_hooks.c): its ~250
- * bytes of frames below Boost's own cost a fiber on a small malloc'd stack as many bytes of memory.
- */
+ * overwrite. The tracer's whole part of a switch runs there too (switch_stub.h): its ~250 bytes
+ * of frames below the program's own cost a coroutine on a small malloc'd stack as many bytes of
+ * memory. */
 #include <errno.h>
 #include <sys/mman.h>
 

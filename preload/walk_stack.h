@@ -40,6 +40,14 @@ static inline struct ctp_walk_area *ctp_walk_area_get(struct ctp_thread *t)
 					sizeof(struct ctp_walk_area));
 }
 
+/* In a switch hook's C part: the walk stack is mapped for the thread's next switches to run on
+ * (switch_stub.h), also when they never walk. */
+static inline void ctp_walk_area_prepare(struct ctp_thread *t)
+{
+	if (CTP_UNLIKELY(!t->walk_top))
+		ctp_walk_area_get(t);
+}
+
 /* At thread exit: the area is given back. */
 CTP_HIDDEN void ctp_walk_area_release(struct ctp_thread *t);
 /* Calls fn(arg) with the stack pointer just below the area. Its frame links back to the
@@ -48,7 +56,7 @@ CTP_HIDDEN void ctp_walk_area_release(struct ctp_thread *t);
 CTP_HIDDEN void ctp_on_walk_stack(void *arg, void (*fn)(void *arg), struct ctp_walk_area *area);
 
 /* Runs fn(arg) on the thread's walk stack: switched to, or right here when this runs on it
- * already (the C part of a Boost switch, whose stub switched: fcontext_hooks.c). Returns false,
+ * already (the C part of a switch hook, whose stub switched: switch_stub.h). Returns false,
  * fn not run, when code this interrupted uses the walk stack: a signal handler that landed
  * between a stub's switch and its return, on another stack, must not start again at the top. */
 static inline bool ctp_walk_stack_run(struct ctp_thread *t, struct ctp_walk_area *area,
