@@ -384,6 +384,10 @@ void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l)
 			}
 			CTP_JSONW_LIT(w, "]");
 		}
+		if (l->stack) {
+			CTP_JSONW_LIT(w, ",\"stack\":");
+			ctp_jsonw_u64(w, l->stack);
+		}
 		if (l->addr) {
 			CTP_JSONW_LIT(w, ",\"addr\":");
 			ctp_jsonw_hex(w, l->addr);

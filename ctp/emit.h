@@ -131,6 +131,7 @@ struct ctp_exit_line {
 	uint64_t addr;		 /* fault address, 0 = unknown */
 	const uint64_t *running; /* coroutines found running, when the crash one is unknown */
 	size_t nrunning;
+	uint32_t stack; /* the crashing coroutine's stack at the fault (a stack line), 0 = none */
 };
 void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l);
 

@@ -79,6 +79,30 @@ static void put_state(struct pstack_view *v, struct ctp_emitter *e, const struct
 	ctp_emit_state(e, &l);
 }
 
+/* A core made by a signal: the process died of it, as an `exit` line says, with the coroutine
+ * that ran on the thread that took it and that coroutine's stack from the thread's registers.
+ * (A core made by gcore has no signal: its process ran on, and the snapshot says so.) */
+static void put_core_signal(struct pstack_view *v, struct ctp_emitter *e)
+{
+	const struct pstack_snapshot *s = v->snap;
+	struct ctp_exit_line l = {.pid = s->pid,
+				  .how = CTP_EXITED_SIGNAL,
+				  .value = v->core->signal,
+				  .tid = v->core->signal_tid};
+	for (size_t i = 0; i < s->ncoros; i++) {
+		const struct pstack_coro *c = &s->coros[i];
+		if (c->state != CTP_STATE_RUNNING || c->tid != v->core->signal_tid)
+			continue;
+		l.coro = c->coro;
+		l.stack = c->stack;
+		/* A thread runs one coroutine; its own station is running too while it runs
+		 * none: the coroutine, if there is one, is what crashed. */
+		if (c->kind != CTP_KIND_THREAD)
+			break;
+	}
+	ctp_emit_exit(e, &l);
+}
+
 void pstack_write_trace(struct pstack_view *v, const struct pstack_procinfo *pi,
 			struct ctp_zwriter *z)
 {
@@ -93,6 +117,8 @@ void pstack_write_trace(struct pstack_view *v, const struct pstack_procinfo *pi,
 	ctp_emit_snapshot(&e, s->pid, s->now_mono_ns);
 	for (size_t i = 0; i < s->ncoros; i++)
 		put_state(v, &e, &s->coros[i]);
+	if (v->core && v->core->signal)
+		put_core_signal(v, &e);
 	ctp_emit_end(&e);
 	ctp_emit_free(&e);
 }

@@ -146,6 +146,28 @@ check "the text view says what killed it" \
 	grep -q "^core $CRASH_CORE: killed by SIGSEGV (signal 11) on thread $pid$" "$WORK/cr.txt"
 check "the text view shows the crash's line" \
 	grep -Eq "^      crasher\+0x[0-9a-f]+ \(ucontext_crash.c:[0-9]+\)" "$WORK/cr.txt"
+# The crash as --report and --trace tell it: the process died of the core's signal in the
+# coroutine its thread ran, not "was running" as a live snapshot's process.
+crash_report=0
+"$PSTACK" --report --json --core "$CRASH_CORE" >"$WORK/cr.report.json" || crash_report=$?
+expect_eq "--report --core on a crash's core exits 3 (a crash)" 3 "$crash_report"
+expect_eq "one crash: the crasher, SIGSEGV on the program's thread, where it died" \
+	"1:crasher:11:$pid:crasher" \
+	"$(jq -r '[.findings[] | select(.kind == "crash")] | "\(length):\(.[0].entry):\(.[0].signal):\(.[0].tid):\(.[0].stack[0])"' "$WORK/cr.report.json")"
+expect_eq "the process counts as ended by a signal" "1:1" \
+	"$(jq -r '"\(.summary.processes_ended):\(.summary.crashed)"' "$WORK/cr.report.json")"
+"$PSTACK" --report --core "$CRASH_CORE" >"$WORK/cr.report.txt" || true
+check "the text report does not call the crashed process running" \
+	test "$(grep -c "was running" "$WORK/cr.report.txt")" = 0
+check "the text report names the crash" grep -q "^CRASH: pid $pid (ucontext_crash) died of signal 11" \
+	"$WORK/cr.report.txt"
+"$PSTACK" --trace "$WORK/cr.core.jsonl.zst" --core "$CRASH_CORE"
+expect_eq "--trace --core ends the process with the signal, the crasher and its stack" \
+	"11:$pid:crasher:crasher" \
+	"$("$CTP_CAT" "$WORK/cr.core.jsonl.zst" | jq -r -s '(.[] | select(.type == "exit")) as $x
+		| (.[] | select(.type == "coro" and .coro == $x.coro) | .entry) as $e
+		| (.[] | select(.type == "stack" and .id == $x.stack) | .frames[0].sym) as $f
+		| "\($x.signal):\($x.tid):\($e):\($f)"')"
 
 # --- Errors --------------------------------------------------------------------------------------
 # err NAME EXPECTED-STATUS PATTERN ARGS...: ctp-pstack ARGS exits EXPECTED-STATUS and says PATTERN.
