@@ -16,14 +16,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-/* Boost.Context's C ABI (libboost_context), as Boost.Coroutine2 and Boost.Fiber call it. */
-typedef void *fcontext_t;
-typedef struct {
-	fcontext_t fctx;
-	void *data;
-} transfer_t;
-extern transfer_t jump_fcontext(fcontext_t to, void *vp);
-extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
+#include "fcontext_abi.h"
 
 enum { STACK = 64 * 1024, UCOROS = 3 };
 

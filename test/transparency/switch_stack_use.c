@@ -19,13 +19,7 @@
 #include <sys/time.h>
 #include <ucontext.h>
 
-typedef void *fcontext_t;
-typedef struct {
-	fcontext_t fctx;
-	void *data;
-} transfer_t;
-extern transfer_t jump_fcontext(fcontext_t to, void *vp);
-extern fcontext_t make_fcontext(void *sp, size_t size, void (*fn)(transfer_t));
+#include "fcontext_abi.h"
 
 enum { STACK = 16 * 1024, PATTERN = 0xa5, DEPTHS = 4, SIGNALS = 200, MIN_TRIPS = 100000 };
 enum coroutine { MEASURED, PONG, HANDLER, COROUTINES };
