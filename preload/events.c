@@ -166,7 +166,7 @@ switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from
  * the coroutine's stack this path uses beyond the common switch's is a byte more of a small
  * fiber stack touched (each coroutine unwinds at least once, at its first suspend). So
  * switch_unwound hands its arguments over in the walk area and jumps; it keeps no frame. (A
- * Boost switch runs there from its stub on: then the walk stack is not switched to again.) */
+ * switch entered through a stub, switch_stub.h, runs there already and stays.) */
 struct unwound_switch {
 	struct ctp_thread *t;
 	const struct ctp_suspend_point *at;

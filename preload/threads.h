@@ -19,7 +19,7 @@ enum ctp_thread_state {
 struct ctp_thread {
 	int state;
 	uint32_t tid;
-	/* Where its stack walks and Boost switches run (walk_stack.h): the top of the thread's walk
+	/* Where its stack walks and switches run (walk_stack.h): the top of the thread's walk
 	 * stack, NULL until mapped; on_walk_stack is set while code that switched to it runs there
 	 * (the switch stubs read both: switch_stub.h). */
 	uint8_t *walk_top;
