@@ -13,7 +13,7 @@ ask PORT ZONE WINDOW NAME...
 expect ZONE NAME...
     Prints what `ask` prints when every answer is this responder's.
 freeport
-    Prints a UDP port of 127.0.0.1 that was free a moment ago.
+    Prints a port of 127.0.0.1 that was free for UDP and TCP a moment ago.
 """
 import hashlib
 import os
@@ -146,13 +146,30 @@ def main(argv):
         for name in argv[3:]:
             print(name, address(name))
     elif len(argv) == 2 and argv[1] == "freeport":
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(("127.0.0.1", 0))
-        print(s.getsockname()[1])
+        print(free_port())
     else:
         sys.stderr.write(__doc__)
         return 2
     return 0
+
+
+def free_port():
+    """A port of 127.0.0.1 free for UDP and for TCP a moment ago: pdns-recursor binds both, and
+    a UDP port alone can be a TCP connection's ephemeral port of another test running beside."""
+    for _ in range(100):
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind(("127.0.0.1", 0))
+        port = udp.getsockname()[1]
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            tcp.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            tcp.close()
+            udp.close()
+    raise SystemExit("freeport: no port free for both UDP and TCP in 100 tries")
 
 
 if __name__ == "__main__":

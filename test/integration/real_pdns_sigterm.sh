@@ -44,6 +44,7 @@ run() {
 		sleep 0.1
 	done
 	check "$name: pdns answers" [ $up = yes ]
+	[ $up = yes ] || sed 's/^/    pdns: /' "$WORK/$name.out" >&2
 	python3 "$dns" ask "$port" $zone 20 $(seq -f n%g 1 20) >"$WORK/$name.got"
 	kill -TERM $p
 	local status=0
