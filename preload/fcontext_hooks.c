@@ -93,7 +93,7 @@ static inline __attribute__((always_inline)) void
 switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t *ret_slot)
 {
 	uint64_t now = ctp_now();
-	ctp_walk_area_prepare(t);
+	ctp_walk_area_get(t); /* the thread's next switches run there */
 	uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
 	if (idx == t->current)
 		return;

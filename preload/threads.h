@@ -20,8 +20,8 @@ struct ctp_thread {
 	int state;
 	uint32_t tid;
 	/* Where its stack walks and switches run (walk_stack.h): the top of the thread's walk
-	 * stack, NULL until mapped; on_walk_stack is set while code that switched to it runs there
-	 * (the switch stubs read both: switch_stub.h). */
+	 * stack (its mapping is found from it), NULL until mapped; on_walk_stack is set while code
+	 * that switched to it runs there (the switch stubs read both: switch_stub.h). */
 	uint8_t *walk_top;
 	uint8_t on_walk_stack;
 	uint32_t current;	     /* station of the coroutine running on this thread */
@@ -39,8 +39,7 @@ struct ctp_thread {
 	uint64_t own_page;
 	uint64_t own_gen;
 	struct ctp_ring_producer ring;
-	void *altstack;	   /* the signal stack the preload gave this thread, if any */
-	uint8_t *walk_map; /* the walk stack's mapping (walk_stack.h), once it has one */
+	void *altstack; /* the signal stack the preload gave this thread, if any */
 	/* Between vfork and the child's exec or exit, the child runs on this thread's memory:
 	 * in_vfork_child is set and state is BUSY, so that every hook passes through. */
 	int vfork_saved_state;

@@ -185,7 +185,7 @@ void *ctp_swapcontext_enter(ucontext_t *oucp, const ucontext_t *ucp, uint64_t *r
 	if (t && ucp) {
 		/* errno: nothing on this path changes it (the unwinder keeps it itself). */
 		uint64_t now = ctp_now();
-		ctp_walk_area_prepare(t);
+		ctp_walk_area_get(t); /* the thread's next switches run there */
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current) {
 			/* real_swapcontext saves this coroutine's registers into oucp. */
@@ -213,7 +213,7 @@ void *ctp_setcontext_enter(const ucontext_t *ucp, uint64_t *ret_slot)
 	struct ctp_thread *t = ctp_thread_get();
 	if (t && ucp) {
 		uint64_t now = ctp_now();
-		ctp_walk_area_prepare(t);
+		ctp_walk_area_get(t); /* the thread's next switches run there */
 		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
 		if (to != t->current) {
 			/* Where the coroutine saved itself (getcontext) is not known here: the call

@@ -29,20 +29,19 @@ struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t)
 	errno = saved_errno;
 	if (map == MAP_FAILED)
 		return NULL;
-	t->walk_map = map;
-	struct ctp_walk_area *area = ctp_walk_area_get(t);
-	t->walk_top = (uint8_t *)area; /* the stack grows down from right below the area */
-	return area;
+	t->walk_top =
+		map + CTP_WALK_TOP_OFFSET; /* the stack grows down from right below the area */
+	return (struct ctp_walk_area *)t->walk_top;
 }
 
 void ctp_walk_area_release(struct ctp_thread *t)
 {
-	if (!t->walk_map)
+	uint8_t *top = t->walk_top;
+	if (!top)
 		return;
 	t->walk_top = NULL; /* no switch of this thread runs there any more */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	munmap(t->walk_map, CTP_WALK_MAP_BYTES);
-	t->walk_map = NULL;
+	munmap(top - CTP_WALK_TOP_OFFSET, CTP_WALK_MAP_BYTES);
 }
 
 /* rdi = arg, rsi = fn, rdx = the area: the new stack pointer, 16-aligned, so that fn is entered

@@ -27,25 +27,19 @@ struct ctp_walk_area {
 enum {
 	CTP_WALK_GUARD_BYTES = 4096,
 	CTP_WALK_MAP_BYTES = CTP_WALK_GUARD_BYTES + 64 * 1024,
+	/* From the mapping's start to the stack's top (the area's start). */
+	CTP_WALK_TOP_OFFSET = CTP_WALK_MAP_BYTES - sizeof(struct ctp_walk_area),
 };
 
 CTP_HIDDEN struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t);
 
-/* This thread's walk area, mapped on first use; NULL when it could not be. */
+/* This thread's walk area, mapped on first use; NULL when it could not be. The hooks of switches
+ * call it too: their next switches run there (switch_stub.h), also when they never walk. */
 static inline struct ctp_walk_area *ctp_walk_area_get(struct ctp_thread *t)
 {
-	if (CTP_UNLIKELY(!t->walk_map))
-		return ctp_walk_area_map(t);
-	return (struct ctp_walk_area *)(t->walk_map + CTP_WALK_MAP_BYTES -
-					sizeof(struct ctp_walk_area));
-}
-
-/* In a switch hook's C part: the walk stack is mapped for the thread's next switches to run on
- * (switch_stub.h), also when they never walk. */
-static inline void ctp_walk_area_prepare(struct ctp_thread *t)
-{
 	if (CTP_UNLIKELY(!t->walk_top))
-		ctp_walk_area_get(t);
+		return ctp_walk_area_map(t);
+	return (struct ctp_walk_area *)t->walk_top;
 }
 
 /* At thread exit: the area is given back. */
@@ -63,7 +57,7 @@ static inline bool ctp_walk_stack_run(struct ctp_thread *t, struct ctp_walk_area
 				      void (*fn)(void *arg), void *arg)
 {
 	uint8_t *sp = __builtin_frame_address(0);
-	if (sp >= t->walk_map && sp < t->walk_top) {
+	if (t->walk_top && sp >= t->walk_top - CTP_WALK_TOP_OFFSET && sp < t->walk_top) {
 		fn(arg);
 		return true;
 	}

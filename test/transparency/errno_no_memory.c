@@ -49,19 +49,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static long vm_size_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kb = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmSize:", 7) == 0)
-			kb = strtol(line + 7, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 int main(void)
 {
 	tp_touch_coroutine(); /* the main thread traced, and its memory mapped, before the limit */
@@ -71,7 +58,7 @@ int main(void)
 	pthread_barrier_init(&limited, NULL, 2);
 	if (pthread_create(&t, NULL, worker, NULL) != 0)
 		return 2;
-	long kb = vm_size_kb();
+	long kb = tp_vm_size_kb();
 	struct rlimit lim = {.rlim_cur = (rlim_t)kb * 1024 + 32 * 1024, .rlim_max = RLIM_INFINITY};
 	if (kb <= 0 || setrlimit(RLIMIT_AS, &lim) != 0)
 		return 3;

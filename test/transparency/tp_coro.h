@@ -1,10 +1,11 @@
 /* Shared by the transparency programs: one coroutine made with makecontext and resumed once,
  * so that a traced run has the tracer fully engaged (a coroutine known, a switch recorded)
- * before the pattern under test. */
+ * before the pattern under test; the "ready" handshake; the program's own VmSize. */
 #ifndef TP_CORO_H
 #define TP_CORO_H
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 
 static ucontext_t tp_main_ctx, tp_coro_ctx;
@@ -37,5 +38,19 @@ static inline void tp_ready(void)
 {
 	printf("ready\n");
 	fflush(stdout);
+}
+
+/* The program's VmSize in KiB (/proc/self/status), -1 when unknown. */
+static inline long tp_vm_size_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmSize:", 7) == 0)
+			kb = strtol(line + 7, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
 }
 #endif

@@ -8,24 +8,11 @@
 
 extern char **environ;
 
-static long vm_size_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kb = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmSize:", 7) == 0)
-			kb = strtol(line + 7, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 int main(void)
 {
 	tp_touch_coroutine();
 	fflush(stdout);
-	long before = vm_size_kb();
+	long before = tp_vm_size_kb();
 	int failed = 0;
 	for (int i = 0; i < 300; i++) {
 		pid_t pid = vfork();
@@ -39,7 +26,7 @@ int main(void)
 		    WEXITSTATUS(status) != 0)
 			failed++;
 	}
-	long after = vm_size_kb();
+	long after = tp_vm_size_kb();
 	printf("300 vfork+exec of /bin/true, %d failed\n", failed);
 	printf("VmSize %s\n", after - before > 256 ? "grew" : "stable");
 	if (after - before > 256)
