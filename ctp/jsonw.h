@@ -13,6 +13,10 @@ struct ctp_jsonw {
 	char *buf;
 	size_t len;
 	size_t cap;
+	/* The last number >= 10^8 written, divided by 10^8, and its digits (ctp_jsonw_u64). */
+	uint64_t high;
+	char high_digits[12];
+	uint8_t high_len;
 };
 
 void ctp_jsonw_init(struct ctp_jsonw *w);

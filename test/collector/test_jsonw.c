@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -119,6 +120,40 @@ static void test_integers_at_extremes(void **state)
 	ctp_jsonw_free(&w);
 }
 
+/* Every digit count, on both sides of each power of ten and of 2^32, written as printf writes
+ * it; in one writer, and each value twice around a neighbour, as a trace's timestamps come (the
+ * writer reuses the digits above the last eight of the number before). */
+static void test_integers_at_digit_boundaries(void **state)
+{
+	(void)state;
+	uint64_t values[80];
+	size_t n = 0;
+	uint64_t p = 1;
+	for (int k = 0; k < 20; k++, p *= 10) {
+		values[n++] = p - 1;
+		values[n++] = p;
+		values[n++] = p + 1;
+	}
+	values[n++] = UINT32_MAX;
+	values[n++] = (uint64_t)UINT32_MAX + 1;
+	values[n++] = 99999999999999ull * 101; /* a 16-digit number with odd pairs */
+	struct ctp_jsonw w;
+	ctp_jsonw_init(&w);
+	char want[80 * 3 * 22] = "";
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t seq[3] = {values[i], values[i] + 100000000, values[i]};
+		for (int k = 0; k < 3; k++) {
+			ctp_jsonw_u64(&w, seq[k]);
+			CTP_JSONW_LIT(&w, " ");
+			at += (size_t)snprintf(want + at, sizeof(want) - at, "%llu ",
+					       (unsigned long long)seq[k]);
+		}
+	}
+	assert_string_equal(text(&w), want);
+	ctp_jsonw_free(&w);
+}
+
 static void test_long_string_grows(void **state)
 {
 	(void)state;
@@ -144,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8_replaced),
 		cmocka_unit_test(test_null_string),
 		cmocka_unit_test(test_integers_at_extremes),
+		cmocka_unit_test(test_integers_at_digit_boundaries),
 		cmocka_unit_test(test_long_string_grows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
