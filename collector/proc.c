@@ -177,11 +177,8 @@ static void emit_record(void *ctx, uint32_t ring, const struct ctp_rec *rec)
 				       ? "impossible head, tail or record size"
 				       : "a record shorter than its contents");
 	} else {
-		/* The bound ctp_records_visit checks the record against. */
-		rs->ref.data = (const uint8_t *)rec;
-		rs->ref.capacity = rec->size;
 		struct ctp_visit_ctx vc = {.p = p, .rs = rs};
-		ctp_records_visit(&vc, rec);
+		ctp_records_visit(&vc, rec, rec->size);
 		if (vc.malformed)
 			report_corrupt(p, rs, "a record shorter than its contents");
 	}

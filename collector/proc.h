@@ -19,11 +19,9 @@
 #include "ctp/segment_view.h"
 
 /* What the converter knows of one ring of the process (the ring with the same index in the
- * harvest). While one of its records is converted, `ref.data` and `ref.capacity` are that
- * record and its size (ref.ring is NULL): records are read from the collector's own copy (the
- * reorder queue), never from the segment. */
+ * harvest). Its records are read from the collector's own copy (the reorder queue), never
+ * from the segment. */
 struct ctp_ring_state {
-	struct ctp_ring_ref ref;
 	uint32_t tid; /* thread whose records follow (from THREAD records) */
 	bool known;   /* a batch of this ring was seen */
 };

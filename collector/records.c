@@ -195,15 +195,10 @@ static struct ctp_coro *known(struct ctp_proc *p, uint64_t id)
 	return c;
 }
 
-/* Copies the frames of a record out of the ring (the producer could change them under us)
- * and interns them; 0 when there are none. */
-static uint32_t record_stack(struct ctp_proc *p, const uint64_t *src, uint32_t n)
+/* The interned stack of a record's frames; 0 when there are none. */
+static uint32_t record_stack(struct ctp_proc *p, const uint64_t *frames, uint32_t n)
 {
-	if (n == 0)
-		return 0;
-	uint64_t frames[256];
-	memcpy(frames, src, n * sizeof(*frames));
-	return ctp_proc_intern_stack(p, frames, n);
+	return n ? ctp_proc_intern_stack(p, frames, n) : 0;
 }
 
 static void on_thread(struct ctp_visit_ctx *v, const struct ctp_rec_thread *r)
@@ -268,38 +263,33 @@ static void on_create(struct ctp_visit_ctx *v, const struct ctp_rec_create *r, u
 static void on_switch(struct ctp_visit_ctx *v, const struct ctp_rec_switch *r, uint32_t nframes)
 {
 	struct ctp_proc *p = v->p;
-	uint64_t from_id = r->from, to_id = r->to;
 	uint64_t ts = ctp_proc_ts(p, r->ts);
 	uint32_t how = r->h.aux;
 	uint32_t tid = v->rs->tid;
-	uint32_t stack = 0;
 	ctp_coro_table_reserve(&p->coros, 2);
+	struct ctp_coro *from = r->from ? known(p, r->from) : NULL;
+	uint32_t stack = 0;
 	/* Only the call site was recorded: the whole stack if `from` is still suspended there. */
-	if (nframes == 1 && from_id) {
-		uint64_t call_site;
-		memcpy(&call_site, r->frames, sizeof(call_site));
-		known(p, from_id);
-		stack = ctp_deferred_stack(p, from_id, r->from_station, r->from_switches,
-					   call_site);
-	}
+	if (nframes == 1 && from)
+		stack = ctp_deferred_stack(p, r->from, r->from_station, r->from_switches,
+					   r->frames[0]);
 	if (!stack)
 		stack = record_stack(p, r->frames, nframes);
 
-	if (from_id) {
-		struct ctp_coro *from = known(p, from_id);
+	if (from) {
 		from->state = how == CTP_HOW_RETURN ? CTP_STATE_EXITED : CTP_STATE_SUSPENDED;
 		from->since = ts;
 		from->tid = tid;
 	}
-	if (to_id) {
-		struct ctp_coro *to = known(p, to_id);
+	if (r->to) {
+		struct ctp_coro *to = known(p, r->to);
 		to->state = CTP_STATE_RUNNING;
 		to->since = ts;
 		to->tid = tid;
 		if (to->switches != UINT32_MAX)
 			to->switches++;
 	}
-	ctp_emit_switch(&p->c->em, p->pid, tid, ts, from_id, to_id, how, stack);
+	ctp_emit_switch(&p->c->em, p->pid, tid, ts, r->from, r->to, how, stack);
 }
 
 /* How an EXIT record's `how` (aux) ended the coroutine (docs/trace-format.md, `coro_end`): the
@@ -361,22 +351,15 @@ static void on_fd(struct ctp_visit_ctx *v, const struct ctp_rec_fd *r, uint32_t 
 	ctp_emit_fd(&p->c->em, &l);
 }
 
-void ctp_records_visit(void *ctx, const struct ctp_rec *rec)
+void ctp_records_visit(struct ctp_visit_ctx *v, const struct ctp_rec *rec, size_t avail)
 {
-	struct ctp_visit_ctx *v = ctx;
-	/* ctp_ring_consume checked the size it read; read every field once more here and check
-	 * it against that same bound, since the process may rewrite the record meanwhile. */
-	uint64_t pos = (uint64_t)((const uint8_t *)rec - v->rs->ref.data);
-	struct ctp_rec h;
-	memcpy(&h, rec, sizeof(h));
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (h.size < sizeof(h) || h.size > v->rs->ref.capacity - pos) {
+	if (avail < sizeof(*rec) || rec->size < sizeof(*rec) || rec->size > avail) {
 		v->malformed++;
 		return;
 	}
-	uint32_t nframes = h.nframes;
+	uint32_t nframes = rec->nframes;
 	size_t fixed;
-	switch (h.type) {
+	switch (rec->type) {
 	case CTP_REC_THREAD:
 		fixed = sizeof(struct ctp_rec_thread);
 		nframes = 0;
@@ -397,37 +380,25 @@ void ctp_records_visit(void *ctx, const struct ctp_rec *rec)
 	default:
 		return; /* kinds added later: not written yet */
 	}
-	if (fixed + 8u * nframes > h.size) {
+	if (fixed + 8u * nframes > rec->size) {
 		v->malformed++;
 		return;
 	}
-	/* Work on a private copy so that every field is read once. */
-	union {
-		struct ctp_rec h;
-		struct ctp_rec_thread thread;
-		struct ctp_rec_create create;
-		struct ctp_rec_switch sw;
-		struct ctp_rec_exit exit;
-		struct ctp_rec_fd fd;
-		uint64_t words[(sizeof(struct ctp_rec_create) + 8 * 255) / 8];
-	} copy;
-	memcpy(&copy, rec, fixed + 8u * nframes);
-	copy.h = h;
-	switch (h.type) {
+	switch (rec->type) {
 	case CTP_REC_THREAD:
-		on_thread(v, &copy.thread);
+		on_thread(v, (const struct ctp_rec_thread *)rec);
 		break;
 	case CTP_REC_CREATE:
-		on_create(v, &copy.create, nframes);
+		on_create(v, (const struct ctp_rec_create *)rec, nframes);
 		break;
 	case CTP_REC_SWITCH:
-		on_switch(v, &copy.sw, nframes);
+		on_switch(v, (const struct ctp_rec_switch *)rec, nframes);
 		break;
 	case CTP_REC_EXIT:
-		on_coro_exit(v, &copy.exit);
+		on_coro_exit(v, (const struct ctp_rec_exit *)rec);
 		break;
 	case CTP_REC_FD:
-		on_fd(v, &copy.fd, nframes);
+		on_fd(v, (const struct ctp_rec_fd *)rec, nframes);
 		break;
 	}
 }

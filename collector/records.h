@@ -10,15 +10,17 @@
 #include "ctp/emit.h"
 #include "ctp/station.h"
 
-/* The ctx of ctp_records_visit: the process and the ring being read. */
+/* What ctp_records_visit works with: the process and the ring the records came from. */
 struct ctp_visit_ctx {
 	struct ctp_proc *p;
 	struct ctp_ring_state *rs;
 	uint64_t malformed; /* records too short for what they claim */
 };
 
-/* A ctp_ring_visit_fn. */
-void ctp_records_visit(void *ctx, const struct ctp_rec *rec);
+/* Converts one record into its lines. The record is the collector's own copy (the reorder
+ * queue's), which the process cannot change any more, so it is read in place; `avail` bytes of
+ * it are there, and a record whose size or contents claim more is counted as malformed. */
+void ctp_records_visit(struct ctp_visit_ctx *v, const struct ctp_rec *rec, size_t avail);
 
 /* Frames the process keeps per stack (its segment's header), 0 when stacks are off, -1 when
  * the segment is not mapped. */

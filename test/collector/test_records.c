@@ -54,8 +54,6 @@ static int setup(void **state)
 	f->p.clock_kind = CTP_CLOCK_MONOTONIC_NS;
 	f->p.view.base = (uint8_t *)f->segment;
 	f->p.view.size = sizeof(f->segment);
-	f->rs.ref.data = (const uint8_t *)f->ring;
-	f->rs.ref.capacity = sizeof(f->ring);
 	f->v.p = &f->p;
 	f->v.rs = &f->rs;
 	*state = f;
@@ -67,7 +65,6 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	if (f->c.em.z)
 		ctp_zwriter_close(f->c.em.z, NULL);
-	ctp_emit_free(&f->c.em);
 	for (size_t i = 0; i < f->nlines; i++)
 		json_decref(f->lines[i]);
 	ctp_coro_table_free(&f->p.coros);
@@ -86,7 +83,7 @@ static void visit(struct fixture *f, const void *rec, size_t size)
 	uint8_t *at = (uint8_t *)f->ring + f->used;
 	memcpy(at, rec, size);
 	f->used += size;
-	ctp_records_visit(&f->v, (const struct ctp_rec *)at);
+	ctp_records_visit(&f->v, (const struct ctp_rec *)at, sizeof(f->ring) - (f->used - size));
 }
 
 /* Closes the trace and reads its lines back. */
