@@ -722,7 +722,6 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		fprintf(stderr, "ctp-collector: %llu corrupt rings were skipped\n",
 			(unsigned long long)L.c.corrupt_rings);
 	remove_socket(o);
-	ctp_emit_free(&L.c.em);
 	ctp_symbolizer_free(L.c.sym);
 	close(L.lfd);
 	close(L.sfd);

@@ -1,6 +1,7 @@
 #include "ctp/emit.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "ctp/names.h"
 #include "ctp/segment.h"
@@ -8,10 +9,13 @@
 
 void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z)
 {
-	ctp_jsonw_init(&e->w);
 	e->z = z;
+	e->line_start = 0;
 	e->processes = e->coros = e->switches = e->lost = 0;
 	e->switch_head_len = 0;
+	/* Copied whole on every switch line (ctp_emit_switch): no byte of them left undefined. */
+	memset(e->switch_head, 0, sizeof(e->switch_head));
+	memset(e->how_json, 0, sizeof(e->how_json));
 	/* A switch line's `how` and the key after it, made once from the names table: nearly
 	 * every line is a switch, and this spares escaping the same word each time. */
 	for (uint32_t how = 0; how < CTP_EMIT_HOW_COUNT; how++) {
@@ -24,16 +28,18 @@ void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z)
 	}
 }
 
-void ctp_emit_free(struct ctp_emitter *e)
+/* Lines are written straight into the frame the zstd writer is building. */
+static struct ctp_jsonw *begin_line(struct ctp_emitter *e)
 {
-	ctp_jsonw_free(&e->w);
+	struct ctp_jsonw *w = ctp_zwriter_text(e->z);
+	e->line_start = w->len;
+	return w;
 }
 
 static void end_line(struct ctp_emitter *e)
 {
-	CTP_JSONW_LIT(&e->w, "}\n");
-	ctp_zwriter_write_line(e->z, e->w.buf, e->w.len);
-	ctp_jsonw_reset(&e->w);
+	CTP_JSONW_LIT(ctp_zwriter_text(e->z), "}\n");
+	ctp_zwriter_lines_added(e->z, e->line_start, 1);
 }
 
 /* A number, or null when it is not known. */
@@ -62,7 +68,7 @@ void ctp_emit_end(struct ctp_emitter *e)
 {
 	struct ctp_zwriter_stats st;
 	ctp_zwriter_stats(e->z, &st);
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"end\",\"lines\":");
 	ctp_jsonw_u64(w, st.lines - st.lost_lines);
 	CTP_JSONW_LIT(w, ",\"lost\":");
@@ -77,7 +83,7 @@ void ctp_emit_end(struct ctp_emitter *e)
 /* states NULL: the line leaves its count out. */
 static void emit_snapshot(struct ctp_emitter *e, uint32_t pid, uint64_t ts, const uint64_t *states)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"snapshot\",\"pid\":");
 	ctp_jsonw_u64(w, pid);
 	CTP_JSONW_LIT(w, ",\"ts\":");
@@ -101,7 +107,7 @@ void ctp_emit_snapshot_counted(struct ctp_emitter *e, uint32_t pid, uint64_t ts,
 
 void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":2,\"tool\":");
 	ctp_jsonw_str(w, ctp_version_string());
 	CTP_JSONW_LIT(w, ",\"start\":");
@@ -112,7 +118,7 @@ void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns)
 void ctp_emit_process(struct ctp_emitter *e, uint32_t pid, uint32_t ppid, const char *strings,
 		      size_t len, uint32_t argc, int stack_depth)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"process\",\"pid\":");
 	ctp_jsonw_u64(w, pid);
 	CTP_JSONW_LIT(w, ",\"ppid\":");
@@ -148,7 +154,7 @@ void ctp_emit_process(struct ctp_emitter *e, uint32_t pid, uint32_t ppid, const 
 
 void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"coro\",\"pid\":");
 	ctp_jsonw_u64(w, l->pid);
 	CTP_JSONW_LIT(w, ",\"coro\":");
@@ -180,9 +186,10 @@ void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l)
 void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,
 		     uint64_t to, uint32_t how, uint32_t stack)
 {
-	struct ctp_jsonw *w = &e->w;
-	/* The longest switch line is about 190 bytes: reserve once, then append unchecked. */
-	ctp_jsonw_reserve(w, 256);
+	struct ctp_jsonw *w = begin_line(e);
+	/* The longest switch line is about 190 bytes, and the cached fragments below are copied
+	 * whole: reserve once for all of it. */
+	ctp_jsonw_reserve(w, 320);
 	if (e->switch_head_len == 0 || pid != e->switch_head_pid || tid != e->switch_head_tid) {
 		e->switch_head_len = (uint8_t)snprintf(
 			e->switch_head, sizeof(e->switch_head),
@@ -190,7 +197,11 @@ void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t
 		e->switch_head_pid = pid;
 		e->switch_head_tid = tid;
 	}
-	ctp_jsonw_raw(w, e->switch_head, e->switch_head_len);
+	/* The cached fragments are copied at their buffers' full, fixed size (what lies past their
+	 * length is overwritten next): a copy of a length known only at run time is a `rep movs`,
+	 * whose start-up alone costs more than the rest of the line. */
+	memcpy(w->buf + w->len, e->switch_head, sizeof(e->switch_head));
+	w->len += e->switch_head_len;
 	ctp_jsonw_u64(w, ts);
 	CTP_JSONW_LIT(w, ",\"from\":");
 	ctp_jsonw_u64(w, from);
@@ -198,7 +209,8 @@ void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t
 	ctp_jsonw_u64(w, to);
 	if (how >= CTP_EMIT_HOW_COUNT)
 		how = 0;
-	ctp_jsonw_raw(w, e->how_json[how], e->how_len[how]);
+	memcpy(w->buf + w->len, e->how_json[how], sizeof(e->how_json[how]));
+	w->len += e->how_len[how];
 	u64_or_null(w, stack);
 	end_line(e);
 	e->switches++;
@@ -206,7 +218,7 @@ void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t
 
 void ctp_emit_module(struct ctp_emitter *e, uint32_t pid, const struct ctp_module_copy *m)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"module\",\"pid\":");
 	ctp_jsonw_u64(w, pid);
 	CTP_JSONW_LIT(w, ",\"path\":");
@@ -232,7 +244,7 @@ void ctp_emit_module(struct ctp_emitter *e, uint32_t pid, const struct ctp_modul
 void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint64_t *frames,
 		    const struct ctp_sym *const *syms, uint32_t n)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"stack\",\"pid\":");
 	ctp_jsonw_u64(w, pid);
 	CTP_JSONW_LIT(w, ",\"id\":");
@@ -273,7 +285,7 @@ void ctp_emit_frame_json(struct ctp_jsonw *w, uint64_t addr, const struct ctp_sy
 void ctp_emit_loss(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t count,
 		   const char *why)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"loss\",\"pid\":");
 	ctp_jsonw_u64(w, pid);
 	CTP_JSONW_LIT(w, ",\"tid\":");
@@ -290,7 +302,7 @@ void ctp_emit_loss(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t c
 
 void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"state\",\"pid\":");
 	ctp_jsonw_u64(w, l->pid);
 	CTP_JSONW_LIT(w, ",\"coro\":");
@@ -321,7 +333,7 @@ void ctp_emit_state(struct ctp_emitter *e, const struct ctp_state_line *l)
 
 void ctp_emit_fd(struct ctp_emitter *e, const struct ctp_fd_line *l)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"fd\",\"pid\":");
 	ctp_jsonw_u64(w, l->pid);
 	CTP_JSONW_LIT(w, ",\"tid\":");
@@ -349,7 +361,7 @@ void ctp_emit_fd(struct ctp_emitter *e, const struct ctp_fd_line *l)
 
 void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"exit\",\"pid\":");
 	ctp_jsonw_u64(w, l->pid);
 	switch (l->how) {
@@ -399,7 +411,7 @@ void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l)
 
 void ctp_emit_coro_end(struct ctp_emitter *e, const struct ctp_coro_end_line *l)
 {
-	struct ctp_jsonw *w = &e->w;
+	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"coro_end\",\"pid\":");
 	ctp_jsonw_u64(w, l->pid);
 	CTP_JSONW_LIT(w, ",\"coro\":");

@@ -1,5 +1,6 @@
 /* Writing the trace lines (docs/trace-format.md): each function builds one line with the JSON
- * writer and hands it to the zstd frame writer. No printf, no allocation per line. Used by the
+ * writer, in place in the frame the zstd writer is building (the emitter holds no text of its
+ * own, so there is nothing to free). No printf, no allocation per line. Used by the
  * collector, and by ctp-pstack for the snapshot of a running process. */
 #ifndef CTP_EMIT_H
 #define CTP_EMIT_H
@@ -17,7 +18,7 @@
 #define CTP_EMIT_HOW_COUNT (CTP_HOW_SIGLONGJMP + 1)
 
 struct ctp_emitter {
-	struct ctp_jsonw w;
+	size_t line_start; /* where the line being written began in the writer's text */
 	char how_json[CTP_EMIT_HOW_COUNT][40]; /* `,"how":"...","stack":` per value */
 	uint8_t how_len[CTP_EMIT_HOW_COUNT];
 	/* The start of a switch line up to its `ts` value, for the last pid and tid it was made
@@ -33,7 +34,6 @@ struct ctp_emitter {
 };
 
 void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z);
-void ctp_emit_free(struct ctp_emitter *e);
 
 void ctp_emit_trace(struct ctp_emitter *e, uint64_t start_ns);
 

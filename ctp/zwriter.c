@@ -11,14 +11,16 @@
 #include <zstd.h>
 
 #include "ctp/clock.h"
+#include "ctp/jsonw.h"
 #include "ctp/trace_file.h"
 
 struct ctp_zwriter {
 	int fd;
 	char *path;
 	ZSTD_CCtx *cctx;
-	char *raw; /* text of the frame being built */
-	size_t raw_len;
+	/* The text of the frame being built: lines are written into it in place (ctp/emit.c),
+	 * so that a line is never copied before zstd reads it. */
+	struct ctp_jsonw text;
 	uint64_t frame_start_ns; /* when the frame's first byte arrived */
 	bool adaptive;		 /* level auto (ctp/zwriter.h) */
 	int level;		 /* the level set in cctx */
@@ -27,6 +29,10 @@ struct ctp_zwriter {
 	uint64_t good_off; /* file offset after the last frame written whole */
 	struct ctp_zwriter_stats st;
 };
+
+/* Room for the line that takes a frame past CTP_ZWRITER_FRAME_BYTES, so that the buffers
+ * need not grow for any usual line; a longer one (a deep stack of long C++ names) grows them. */
+enum { FRAME_SLACK = 64 * 1024 };
 
 struct ctp_zwriter *ctp_zwriter_open(const char *path, int level)
 {
@@ -46,10 +52,12 @@ struct ctp_zwriter *ctp_zwriter_open_fd(int fd, const char *path, int level)
 	z->fd = fd;
 	z->path = strdup(path);
 	z->cctx = ZSTD_createCCtx();
-	z->raw = malloc(CTP_ZWRITER_FRAME_BYTES);
-	z->out_cap = ZSTD_compressBound(CTP_ZWRITER_FRAME_BYTES);
+	ctp_jsonw_init(&z->text);
+	/* A frame closes at the first line that takes it past CTP_ZWRITER_FRAME_BYTES. */
+	ctp_jsonw_reserve(&z->text, CTP_ZWRITER_FRAME_BYTES + FRAME_SLACK);
+	z->out_cap = ZSTD_compressBound(CTP_ZWRITER_FRAME_BYTES + FRAME_SLACK);
 	z->out = malloc(z->out_cap);
-	if (!z->path || !z->cctx || !z->raw || !z->out) {
+	if (!z->path || !z->cctx || !z->out) {
 		errno = ENOMEM;
 		goto fail;
 	}
@@ -65,7 +73,7 @@ fail:;
 		close(z->fd);
 	ZSTD_freeCCtx(z->cctx);
 	free(z->path);
-	free(z->raw);
+	ctp_jsonw_free(&z->text);
 	free(z->out);
 	free(z);
 	errno = saved;
@@ -158,45 +166,46 @@ static void choose_level(struct ctp_zwriter *z, size_t n)
 
 void ctp_zwriter_flush(struct ctp_zwriter *z)
 {
-	if (z->raw_len == 0)
+	if (z->text.len == 0)
 		return;
 	if (z->adaptive)
-		choose_level(z, z->raw_len);
-	write_frame(z, z->raw, z->raw_len);
-	z->raw_len = 0;
+		choose_level(z, z->text.len);
+	write_frame(z, z->text.buf, z->text.len);
+	ctp_jsonw_reset(&z->text);
 }
 
-static void append_text(struct ctp_zwriter *z, const void *data, size_t n)
+struct ctp_jsonw *ctp_zwriter_text(struct ctp_zwriter *z)
 {
-	z->st.raw_bytes += n;
-	if (n > CTP_ZWRITER_FRAME_BYTES - z->raw_len)
-		ctp_zwriter_flush(z);
-	if (n > CTP_ZWRITER_FRAME_BYTES) {
-		/* One huge line (a deep stack of long C++ names): a frame of its own. */
-		write_frame(z, data, n);
-		return;
-	}
-	if (z->raw_len == 0)
+	return &z->text;
+}
+
+void ctp_zwriter_lines_added(struct ctp_zwriter *z, size_t start, uint64_t lines)
+{
+	z->st.lines += lines;
+	z->st.raw_bytes += z->text.len - start;
+	if (start == 0)
 		z->frame_start_ns = ctp_monotonic_ns();
-	memcpy(z->raw + z->raw_len, data, n);
-	z->raw_len += n;
+	if (z->text.len >= CTP_ZWRITER_FRAME_BYTES)
+		ctp_zwriter_flush(z);
 }
 
 void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n)
 {
-	z->st.lines += count_lines(data, n);
-	append_text(z, data, n);
+	size_t start = z->text.len;
+	ctp_jsonw_raw(&z->text, data, n);
+	ctp_zwriter_lines_added(z, start, count_lines(data, n));
 }
 
 void ctp_zwriter_write_line(struct ctp_zwriter *z, const void *data, size_t n)
 {
-	z->st.lines++;
-	append_text(z, data, n);
+	size_t start = z->text.len;
+	ctp_jsonw_raw(&z->text, data, n);
+	ctp_zwriter_lines_added(z, start, 1);
 }
 
 void ctp_zwriter_tick(struct ctp_zwriter *z, uint64_t now_ns)
 {
-	if (z->raw_len && now_ns - z->frame_start_ns >= CTP_ZWRITER_FRAME_NS)
+	if (z->text.len && now_ns - z->frame_start_ns >= CTP_ZWRITER_FRAME_NS)
 		ctp_zwriter_flush(z);
 }
 
@@ -219,7 +228,7 @@ bool ctp_zwriter_close(struct ctp_zwriter *z, struct ctp_zwriter_stats *out)
 		*out = z->st;
 	ZSTD_freeCCtx(z->cctx);
 	free(z->path);
-	free(z->raw);
+	ctp_jsonw_free(&z->text);
 	free(z->out);
 	free(z);
 	return ok;

@@ -1,7 +1,7 @@
 /* Writes a trace file as a sequence of independent zstd frames. Each frame holds whole lines;
- * it is closed when it reaches about 1 MiB of text, when a second has passed since its first
- * byte (ctp_zwriter_tick), and at the end. Every closed frame is complete on disk, so a trace
- * cut off by a crash or a full disk decompresses up to its last frame.
+ * it is closed at the line that takes it to 1 MiB of text or more, when a second has passed since
+ * its first byte (ctp_zwriter_tick), and at the end. Every closed frame is complete on disk, so a
+ * trace cut off by a crash or a full disk decompresses up to its last frame.
  *
  * A write error (a full disk) does not stop the writer: it is reported once on stderr, the
  * file is cut back to the end of its last complete frame (so that what is on disk stays
@@ -51,6 +51,12 @@ struct ctp_zwriter *ctp_zwriter_open_fd(int fd, const char *path, int level);
 void ctp_zwriter_write(struct ctp_zwriter *z, const void *data, size_t n);
 /* The same for exactly one line (ending in its only newline): not scanned to be counted. */
 void ctp_zwriter_write_line(struct ctp_zwriter *z, const void *data, size_t n);
+
+/* Writing lines in place, without a copy: append to the text of the frame being built, then
+ * say that `lines` whole lines were added since its length was `start`. Nothing else may touch
+ * the writer in between: a frame holds whole lines only. */
+struct ctp_jsonw *ctp_zwriter_text(struct ctp_zwriter *z);
+void ctp_zwriter_lines_added(struct ctp_zwriter *z, size_t start, uint64_t lines);
 
 /* Closes the current frame if its first byte is older than CTP_ZWRITER_FRAME_NS at `now_ns`
  * (CLOCK_MONOTONIC). Call it at least every few hundred milliseconds. */

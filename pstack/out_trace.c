@@ -120,5 +120,4 @@ void pstack_write_trace(struct pstack_view *v, const struct pstack_procinfo *pi,
 	if (v->core && v->core->signal)
 		put_core_signal(v, &e);
 	ctp_emit_end(&e);
-	ctp_emit_free(&e);
 }
