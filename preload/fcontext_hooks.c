@@ -25,6 +25,7 @@
 #include "preload/real_lookup.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
+#include "preload/switch_path.h"
 #include "preload/switch_stub.h"
 #include "preload/threads.h"
 #include "preload/walk_stack.h"
@@ -109,7 +110,8 @@ switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t
 				       .ret_slot = (uint64_t)ret_slot,
 				       .ctx = (uint64_t)ret_slot - FCONTEXT_FRAME,
 				       .ctx_kind = CTP_CTX_FCONTEXT};
-	ctp_coro_switch(t, idx, how, &at, now);
+	/* Inline (switch_path.h): this is the hot path of Boost programs. */
+	ctp_switch_from(t, idx, s, how, CTP_STATE_SUSPENDED, &at, now);
 }
 
 static struct ctp_real_cache real_jump, real_ontop, real_make;
