@@ -97,8 +97,8 @@ switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from
 		  uint64_t now, const uint64_t *frames, uint32_t n, uint32_t stack_kind,
 		  const struct ctp_suspend_point *at)
 {
-	ctp_switch_with_stack(t, ctp_station_at(t->current), to, ctp_station_at(to), how,
-			      from_state, now, frames, n, stack_kind, at);
+	ctp_switch_with_stack(t, t->current_station, to, ctp_station_at(to), how, from_state, now,
+			      frames, n, stack_kind, at);
 }
 
 /* A switch that unwinds the whole stack of the coroutine it suspends (~90 ns), run on the
@@ -212,6 +212,7 @@ void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 		ctp_emit_switch(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how, UINT32_MAX,
 				0, NULL, 0);
 		t->current = to;
+		t->current_station = to_s;
 	}
 	recycle(t, from);
 	ctp_thread_leave(t, state);

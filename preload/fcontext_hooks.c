@@ -95,10 +95,11 @@ switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t
 {
 	uint64_t now = ctp_now();
 	ctp_walk_area_get(t); /* the thread's next switches run there */
-	uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
+	struct ctp_stack_owner target = ctp_stack_owner(t, (uint64_t)to);
+	uint32_t idx = target.idx;
 	if (idx == t->current)
 		return;
-	struct ctp_station *s = ctp_station_at(idx);
+	struct ctp_station *s = target.station;
 	if (CTP_UNLIKELY(CTP_LOAD_RELAXED(&s->state) == CTP_STATE_CREATED)) {
 		/* First resume: Boost hands the context its record, which it hands back on its
 		 * last switch. */

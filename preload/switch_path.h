@@ -91,6 +91,7 @@ CTP_ALWAYS_INLINE void ctp_switch_with_stack(struct ctp_thread *t, struct ctp_st
 	ctp_emit_switch(t, now, CTP_LOAD_RELAXED(&from_s->coro), CTP_LOAD_RELAXED(&to_s->coro), how,
 			from, (uint32_t)CTP_LOAD_RELAXED(&from_s->switches), frames, n);
 	t->current = to;
+	t->current_station = to_s;
 }
 
 /* The switch that unwinds the whole stack of the coroutine it suspends (events.c). */
@@ -108,7 +109,7 @@ CTP_ALWAYS_INLINE void ctp_switch_from(struct ctp_thread *t, uint32_t to, struct
 {
 	int state = ctp_thread_enter(t);
 	uint32_t depth = ctp_proc.config.stack_depth;
-	struct ctp_station *from_s = ctp_station_at(t->current);
+	struct ctp_station *from_s = t->current_station;
 	if (depth == 0) {
 		ctp_switch_with_stack(t, from_s, to, to_s, how, from_state, now, NULL, 0,
 				      CTP_STACK_NONE, NULL);

@@ -116,7 +116,10 @@ static bool start_tracing(struct ctp_thread *t)
 		t->state = CTP_THREAD_OFF;
 		return false;
 	}
+	t->self_station = t->current_station = ctp_station_at(t->self);
 	t->current = t->self;
+	/* No page is UINT64_MAX: the lookup hints hold nothing yet. */
+	t->lookup[0].page = t->lookup[1].page = UINT64_MAX;
 	ctp_coro_begin(t, t->self, coro, CTP_KIND_THREAD, t->entry_hint, t->stack_lo, t->stack_hi,
 		       CTP_STATE_RUNNING, 0);
 	t->slot = ctp_thread_stacks_add(t->self);
