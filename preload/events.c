@@ -170,13 +170,13 @@ __attribute__((noinline)) void ctp_switch_unwound(struct ctp_thread *t, uint32_t
 void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how,
 		     const struct ctp_suspend_point *at, uint64_t now)
 {
-	ctp_switch_from(t, to, ctp_station_at(to), how, CTP_STATE_SUSPENDED, at, now);
+	ctp_switch_from(t, to, ctp_station_at(to), how, CTP_STATE_SUSPENDED, *at, now);
 }
 
 void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how,
 		    const struct ctp_suspend_point *at, uint64_t now)
 {
-	ctp_switch_from(t, to, ctp_station_at(to), how, CTP_STATE_LEFT, at, now);
+	ctp_switch_from(t, to, ctp_station_at(to), how, CTP_STATE_LEFT, *at, now);
 }
 
 void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how)

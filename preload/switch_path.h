@@ -19,8 +19,6 @@
 #include "preload/stations.h"
 #include "preload/threads.h"
 
-#define CTP_ALWAYS_INLINE static inline __attribute__((always_inline))
-
 CTP_ALWAYS_INLINE struct ctp_rec ctp_rec_header(uint32_t size, uint8_t type, uint32_t nframes,
 						uint32_t aux)
 {
@@ -102,10 +100,11 @@ CTP_HIDDEN void ctp_switch_unwound(struct ctp_thread *t, uint32_t to, uint32_t h
 /* The stack a switch records of the coroutine it suspends: its call site (free: the hook's
  * return address), or the whole stack, unwound here, the first time it suspends at a point, or
  * on every switch with stacks=every-switch. to_s is station `to`, which the caller has looked
- * up already. */
+ * up already. The suspend point comes by value: only the unwound switch needs it in memory, and
+ * a hook that built it there for every switch spent 7 instructions on it. */
 CTP_ALWAYS_INLINE void ctp_switch_from(struct ctp_thread *t, uint32_t to, struct ctp_station *to_s,
 				       uint32_t how, uint32_t from_state,
-				       const struct ctp_suspend_point *at, uint64_t now)
+				       struct ctp_suspend_point at, uint64_t now)
 {
 	int state = ctp_thread_enter(t);
 	uint32_t depth = ctp_proc.config.stack_depth;
@@ -114,13 +113,14 @@ CTP_ALWAYS_INLINE void ctp_switch_from(struct ctp_thread *t, uint32_t to, struct
 		ctp_switch_with_stack(t, from_s, to, to_s, how, from_state, now, NULL, 0,
 				      CTP_STACK_NONE, NULL);
 	} else if (ctp_proc.config.stacks_every_switch ||
-		   ctp_first_time_here(from_s, at->call_site, at->ret_slot)) {
-		ctp_switch_unwound(t, to, how, from_state, at, now, depth);
+		   ctp_first_time_here(from_s, at.call_site, at.ret_slot)) {
+		struct ctp_suspend_point copy = at; /* in memory on this path alone */
+		ctp_switch_unwound(t, to, how, from_state, &copy, now, depth);
 	} else {
-		uint64_t site = at->call_site;
+		uint64_t site = at.call_site;
 		ctp_switch_with_stack(t, from_s, to, to_s, how, from_state, now, &site,
 				      site ? 1 : 0, site ? CTP_STACK_CALL_SITE : CTP_STACK_NONE,
-				      at);
+				      &at);
 	}
 	ctp_thread_leave(t, state);
 }
