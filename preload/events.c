@@ -30,7 +30,7 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 		n = ctp_unwind(&frames, ctp_proc.config.stack_depth, skip + 1);
 	uint64_t now = ctp_now();
 	struct ctp_station *s = ctp_station_at(idx);
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->coro, coro);
 	CTP_STORE_RELAXED(&s->kind, kind);
 	CTP_STORE_RELAXED(&s->state, state);
@@ -48,7 +48,7 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
 	CTP_STORE_RELAXED(&s->stack_len, 0);
 	s->unwound_at[0] = s->unwound_at[1] = 0;
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 
 	uint32_t size = sizeof(struct ctp_rec_create) + 8 * n;
 	struct ctp_rec_create *rec = ctp_emit_reserve(t, size);
@@ -71,13 +71,13 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 
 static void station_exit(struct ctp_station *s, uint64_t now)
 {
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
 	CTP_STORE_RELAXED(&s->last_switch, now);
 	CTP_STORE_RELAXED(&s->ctx_kind, CTP_CTX_NONE);
 	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
 	CTP_STORE_RELAXED(&s->stack_len, 0);
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 }
 
 static void emit_exit(struct ctp_thread *t, uint64_t now, uint64_t coro, uint32_t how)

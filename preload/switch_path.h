@@ -30,7 +30,7 @@ CTP_ALWAYS_INLINE void ctp_station_suspend(struct ctp_station *s, uint32_t state
 					   const uint64_t *frames, uint32_t n, uint32_t stack_kind,
 					   const struct ctp_suspend_point *at)
 {
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, state);
 	CTP_STORE_RELAXED(&s->last_switch, now);
 	CTP_STORE_RELAXED(&s->saved_ctx, at ? at->ctx : 0);
@@ -39,17 +39,17 @@ CTP_ALWAYS_INLINE void ctp_station_suspend(struct ctp_station *s, uint32_t state
 	CTP_STORE_RELAXED(&s->stack_len, n);
 	for (uint32_t i = 0; i < n; i++)
 		CTP_STORE_RELAXED(&s->frames[i], frames[i]);
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 }
 
 CTP_ALWAYS_INLINE void ctp_station_resume(struct ctp_station *s, uint32_t tid, uint64_t now)
 {
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_RUNNING);
 	CTP_STORE_RELAXED(&s->tid, tid);
 	CTP_STORE_RELAXED(&s->last_switch, now);
 	CTP_STORE_RELAXED(&s->switches, CTP_LOAD_RELAXED(&s->switches) + 1);
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 }
 
 /* from_station/from_switches: `from`'s station and its switch count at this suspend
