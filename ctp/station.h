@@ -11,17 +11,19 @@
 #include "ctp/atomics.h"
 #include "ctp/segment.h"
 
-static inline void ctp_station_write_begin(struct ctp_station *s)
+/* Returns the odd sequence number, which ctp_station_write_end takes back: the one writer need
+ * not read `seq` again. */
+static inline uint32_t ctp_station_write_begin(struct ctp_station *s)
 {
-	uint32_t seq = CTP_LOAD_RELAXED(&s->seq);
-	CTP_STORE_RELAXED(&s->seq, seq + 1);
+	uint32_t seq = CTP_LOAD_RELAXED(&s->seq) + 1;
+	CTP_STORE_RELAXED(&s->seq, seq);
 	/* Release fence: a reader that sees any of the stores below also sees seq odd. */
 	CTP_FENCE_RELEASE();
+	return seq;
 }
 
-static inline void ctp_station_write_end(struct ctp_station *s)
+static inline void ctp_station_write_end(struct ctp_station *s, uint32_t seq)
 {
-	uint32_t seq = CTP_LOAD_RELAXED(&s->seq);
 	/* Release: all stores above are visible to a reader that sees the even value. */
 	CTP_STORE_RELEASE(&s->seq, seq + 1);
 }

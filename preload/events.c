@@ -12,16 +12,10 @@
 #include "preload/rings.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
+#include "preload/switch_path.h"
 #include "preload/threads.h"
 #include "preload/unwind.h"
 #include "preload/walk_stack.h"
-
-static inline struct ctp_rec make_header(uint32_t size, uint8_t type, uint32_t nframes,
-					 uint32_t aux)
-{
-	return (struct ctp_rec){
-		.size = (uint16_t)size, .type = type, .nframes = (uint8_t)nframes, .aux = aux};
-}
 
 void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
 		    uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
@@ -36,7 +30,7 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 		n = ctp_unwind(&frames, ctp_proc.config.stack_depth, skip + 1);
 	uint64_t now = ctp_now();
 	struct ctp_station *s = ctp_station_at(idx);
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->coro, coro);
 	CTP_STORE_RELAXED(&s->kind, kind);
 	CTP_STORE_RELAXED(&s->state, state);
@@ -54,12 +48,12 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
 	CTP_STORE_RELAXED(&s->stack_len, 0);
 	s->unwound_at[0] = s->unwound_at[1] = 0;
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 
 	uint32_t size = sizeof(struct ctp_rec_create) + 8 * n;
 	struct ctp_rec_create *rec = ctp_emit_reserve(t, size);
 	if (rec) {
-		rec->h = make_header(size, CTP_REC_CREATE, n, kind);
+		rec->h = ctp_rec_header(size, CTP_REC_CREATE, n, kind);
 		rec->ts = now;
 		rec->coro = coro;
 		rec->parent = t->current == CTP_NO_STATION || t->current == idx
@@ -75,63 +69,15 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	ctp_thread_leave(t, state_before);
 }
 
-static inline __attribute__((always_inline)) void
-station_suspend(struct ctp_station *s, uint32_t state, uint64_t now, const uint64_t *frames,
-		uint32_t n, uint32_t stack_kind, const struct ctp_suspend_point *at)
-{
-	ctp_station_write_begin(s);
-	CTP_STORE_RELAXED(&s->state, state);
-	CTP_STORE_RELAXED(&s->last_switch, now);
-	CTP_STORE_RELAXED(&s->saved_ctx, at ? at->ctx : 0);
-	CTP_STORE_RELAXED(&s->ctx_kind, at ? at->ctx_kind : CTP_CTX_NONE);
-	CTP_STORE_RELAXED(&s->stack_kind, stack_kind);
-	CTP_STORE_RELAXED(&s->stack_len, n);
-	for (uint32_t i = 0; i < n; i++)
-		CTP_STORE_RELAXED(&s->frames[i], frames[i]);
-	ctp_station_write_end(s);
-}
-
-static inline __attribute__((always_inline)) void station_resume(struct ctp_station *s,
-								 uint32_t tid, uint64_t now)
-{
-	ctp_station_write_begin(s);
-	CTP_STORE_RELAXED(&s->state, CTP_STATE_RUNNING);
-	CTP_STORE_RELAXED(&s->tid, tid);
-	CTP_STORE_RELAXED(&s->last_switch, now);
-	CTP_STORE_RELAXED(&s->switches, CTP_LOAD_RELAXED(&s->switches) + 1);
-	ctp_station_write_end(s);
-}
-
 static void station_exit(struct ctp_station *s, uint64_t now)
 {
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
 	CTP_STORE_RELAXED(&s->last_switch, now);
 	CTP_STORE_RELAXED(&s->ctx_kind, CTP_CTX_NONE);
 	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
 	CTP_STORE_RELAXED(&s->stack_len, 0);
-	ctp_station_write_end(s);
-}
-
-/* from_station/from_switches: `from`'s station and its switch count at this suspend
- * (ctp_rec_switch), UINT32_MAX when `from` does not stay suspended. */
-static inline __attribute__((always_inline)) void
-emit_switch(struct ctp_thread *t, uint64_t now, uint64_t from, uint64_t to, uint32_t how,
-	    uint32_t from_station, uint32_t from_switches, const uint64_t *frames, uint32_t n)
-{
-	uint32_t size = sizeof(struct ctp_rec_switch) + 8 * n;
-	struct ctp_rec_switch *rec = ctp_emit_reserve(t, size);
-	if (!rec)
-		return;
-	rec->h = make_header(size, CTP_REC_SWITCH, n, how);
-	rec->ts = now;
-	rec->from = from;
-	rec->to = to;
-	rec->from_station = from_station;
-	rec->from_switches = from_switches;
-	for (uint32_t i = 0; i < n; i++)
-		rec->frames[i] = frames[i];
-	ctp_emit_commit(t);
+	ctp_station_write_end(s, seq);
 }
 
 static void emit_exit(struct ctp_thread *t, uint64_t now, uint64_t coro, uint32_t how)
@@ -139,33 +85,27 @@ static void emit_exit(struct ctp_thread *t, uint64_t now, uint64_t coro, uint32_
 	struct ctp_rec_exit *rec = ctp_emit_reserve(t, sizeof(*rec));
 	if (!rec)
 		return;
-	rec->h = make_header(sizeof(*rec), CTP_REC_EXIT, 0, how);
+	rec->h = ctp_rec_header(sizeof(*rec), CTP_REC_EXIT, 0, how);
 	rec->ts = now;
 	rec->coro = coro;
 	ctp_emit_commit(t);
 }
 
+/* The switch of the out-of-line paths below, which look both stations up here. */
 static inline __attribute__((always_inline)) void
 switch_with_stack(struct ctp_thread *t, uint32_t to, uint32_t how, uint32_t from_state,
 		  uint64_t now, const uint64_t *frames, uint32_t n, uint32_t stack_kind,
 		  const struct ctp_suspend_point *at)
 {
-	uint32_t from = t->current;
-	struct ctp_station *from_s = ctp_station_at(from);
-	struct ctp_station *to_s = ctp_station_at(to);
-	station_suspend(from_s, from_state, now, frames, n, stack_kind, at);
-	station_resume(to_s, t->tid, now);
-	ctp_context_saved = 0; /* the coroutine resumed has saved nothing yet */
-	emit_switch(t, now, CTP_LOAD_RELAXED(&from_s->coro), CTP_LOAD_RELAXED(&to_s->coro), how,
-		    from, (uint32_t)CTP_LOAD_RELAXED(&from_s->switches), frames, n);
-	t->current = to;
+	ctp_switch_with_stack(t, t->current_station, to, ctp_station_at(to), how, from_state, now,
+			      frames, n, stack_kind, at);
 }
 
 /* A switch that unwinds the whole stack of the coroutine it suspends (~90 ns), run on the
  * thread's walk stack (walk_stack.h) from its start: the walk needs kilobytes, and every byte of
  * the coroutine's stack this path uses beyond the common switch's is a byte more of a small
  * fiber stack touched (each coroutine unwinds at least once, at its first suspend). So
- * switch_unwound hands its arguments over in the walk area and jumps; it keeps no frame. (A
+ * ctp_switch_unwound hands its arguments over in the walk area and jumps; it keeps no frame. (A
  * switch entered through a stub, switch_stub.h, runs there already and stays.) */
 struct unwound_switch {
 	struct ctp_thread *t;
@@ -202,10 +142,10 @@ static __attribute__((noinline)) void switch_call_site(struct ctp_thread *t, uin
 			  n ? CTP_STACK_CALL_SITE : CTP_STACK_AT_SWITCH, at);
 }
 
-static __attribute__((noinline)) void switch_unwound(struct ctp_thread *t, uint32_t to,
-						     uint32_t how, uint32_t from_state,
-						     const struct ctp_suspend_point *at,
-						     uint64_t now, uint32_t depth)
+__attribute__((noinline)) void ctp_switch_unwound(struct ctp_thread *t, uint32_t to, uint32_t how,
+						  uint32_t from_state,
+						  const struct ctp_suspend_point *at, uint64_t now,
+						  uint32_t depth)
 {
 	struct ctp_walk_area *area = ctp_walk_area_get(t);
 	if (CTP_UNLIKELY(!area)) {
@@ -227,39 +167,16 @@ static __attribute__((noinline)) void switch_unwound(struct ctp_thread *t, uint3
 		switch_call_site(t, to, how, from_state, at, now);
 }
 
-/* The stack a switch records of the coroutine it suspends: its call site (free: the hook's
- * return address), or the whole stack, unwound here, the first time it suspends at a point, or
- * on every switch with stacks=every-switch. */
-static inline __attribute__((always_inline)) void switch_from(struct ctp_thread *t, uint32_t to,
-							      uint32_t how, uint32_t from_state,
-							      const struct ctp_suspend_point *at,
-							      uint64_t now)
-{
-	int state = ctp_thread_enter(t);
-	uint32_t depth = ctp_proc.config.stack_depth;
-	if (depth == 0) {
-		switch_with_stack(t, to, how, from_state, now, NULL, 0, CTP_STACK_NONE, NULL);
-	} else if (ctp_proc.config.stacks_every_switch ||
-		   ctp_first_time_here(ctp_station_at(t->current), at->call_site, at->ret_slot)) {
-		switch_unwound(t, to, how, from_state, at, now, depth);
-	} else {
-		uint64_t site = at->call_site;
-		switch_with_stack(t, to, how, from_state, now, &site, site ? 1 : 0,
-				  site ? CTP_STACK_CALL_SITE : CTP_STACK_NONE, at);
-	}
-	ctp_thread_leave(t, state);
-}
-
 void ctp_coro_switch(struct ctp_thread *t, uint32_t to, uint32_t how,
 		     const struct ctp_suspend_point *at, uint64_t now)
 {
-	switch_from(t, to, how, CTP_STATE_SUSPENDED, at, now);
+	ctp_switch_from(t, to, ctp_station_at(to), how, CTP_STATE_SUSPENDED, *at, now);
 }
 
 void ctp_coro_leave(struct ctp_thread *t, uint32_t to, uint32_t how,
 		    const struct ctp_suspend_point *at, uint64_t now)
 {
-	switch_from(t, to, how, CTP_STATE_LEFT, at, now);
+	ctp_switch_from(t, to, ctp_station_at(to), how, CTP_STATE_LEFT, *at, now);
 }
 
 void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint32_t how)
@@ -290,11 +207,12 @@ void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 	station_exit(from_s, now);
 	if (to != CTP_NO_STATION) {
 		struct ctp_station *to_s = ctp_station_at(to);
-		station_resume(to_s, t->tid, now);
+		ctp_station_resume(to_s, t->tid, now);
 		ctp_context_saved = 0;
-		emit_switch(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how, UINT32_MAX, 0,
-			    NULL, 0);
+		ctp_emit_switch(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how, UINT32_MAX,
+				0, NULL, 0);
 		t->current = to;
+		t->current_station = to_s;
 	}
 	recycle(t, from);
 	ctp_thread_leave(t, state);

@@ -25,6 +25,7 @@
 #include "preload/real_lookup.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
+#include "preload/switch_path.h"
 #include "preload/switch_stub.h"
 #include "preload/threads.h"
 #include "preload/walk_stack.h"
@@ -94,10 +95,11 @@ switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t
 {
 	uint64_t now = ctp_now();
 	ctp_walk_area_get(t); /* the thread's next switches run there */
-	uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
+	struct ctp_stack_owner target = ctp_stack_owner(t, (uint64_t)to);
+	uint32_t idx = target.idx;
 	if (idx == t->current)
 		return;
-	struct ctp_station *s = ctp_station_at(idx);
+	struct ctp_station *s = target.station;
 	if (CTP_UNLIKELY(CTP_LOAD_RELAXED(&s->state) == CTP_STATE_CREATED)) {
 		/* First resume: Boost hands the context its record, which it hands back on its
 		 * last switch. */
@@ -109,7 +111,8 @@ switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t
 				       .ret_slot = (uint64_t)ret_slot,
 				       .ctx = (uint64_t)ret_slot - FCONTEXT_FRAME,
 				       .ctx_kind = CTP_CTX_FCONTEXT};
-	ctp_coro_switch(t, idx, how, &at, now);
+	/* Inline (switch_path.h): this is the hot path of Boost programs. */
+	ctp_switch_from(t, idx, s, how, CTP_STATE_SUSPENDED, at, now);
 }
 
 static struct ctp_real_cache real_jump, real_ontop, real_make;
@@ -130,6 +133,11 @@ struct exit_path {
 enum { MAX_EXIT_PATHS = CTP_REAL_LOCAL_MAX + 1 };
 static struct exit_path exit_paths[MAX_EXIT_PATHS];
 static uint32_t exit_path_count;
+/* From the lowest start to the highest end of them all, empty until one is noted: every jump
+ * asks whether it leaves for good, and one range check answers most (a loop over the paths cost
+ * 11 instructions per switch with one path). Read relaxed: a context can jump only after the
+ * make_fcontext that noted its path returned, which the program ordered before. */
+static struct exit_path exit_span = {UINTPTR_MAX, 0};
 static int exit_path_lock;
 
 static void note_exit_path(void *make)
@@ -158,6 +166,10 @@ static void note_exit_path(void *make)
 		/* With no size, an empty range: known, and never matching. */
 		exit_paths[n] = (struct exit_path){(uintptr_t)make, (uintptr_t)make + size};
 		__atomic_store_n(&exit_path_count, n + 1, __ATOMIC_RELEASE);
+		if (size && (uintptr_t)make < exit_span.lo)
+			__atomic_store_n(&exit_span.lo, (uintptr_t)make, __ATOMIC_RELAXED);
+		if (size && (uintptr_t)make + size > exit_span.hi)
+			__atomic_store_n(&exit_span.hi, (uintptr_t)make + size, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&exit_path_lock, 0, __ATOMIC_RELEASE);
 }
@@ -174,6 +186,9 @@ static bool leaves_for_good_known(void *make)
 static bool leaves_for_good(void *return_address)
 {
 	uintptr_t r = (uintptr_t)return_address;
+	if (r <= __atomic_load_n(&exit_span.lo, __ATOMIC_RELAXED) ||
+	    r >= __atomic_load_n(&exit_span.hi, __ATOMIC_RELAXED))
+		return false;
 	uint32_t n = __atomic_load_n(&exit_path_count, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < n; i++)
 		if (r > exit_paths[i].lo && r < exit_paths[i].hi)

@@ -71,10 +71,10 @@ static void emit_fd(struct ctp_thread *t, uint32_t event, int fd, uint32_t op, u
 /* The current coroutine's own station: this thread is its only writer now. */
 static void set_wait(struct ctp_station *s, int fd, uint32_t wait_op)
 {
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->wait_fd, fd);
 	CTP_STORE_RELAXED(&s->wait_op, wait_op);
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 }
 
 /* Forgets that station `idx` waits on fd, if the table still says so. */

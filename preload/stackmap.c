@@ -191,8 +191,8 @@ static uint32_t thread_stack_find(uint64_t sp)
 static void remember(struct ctp_thread *t, uint64_t page, uint32_t idx)
 {
 	uint32_t k = t->lookup_next++ & 1;
-	t->lookup_page[k] = page;
-	t->lookup_idx[k] = idx;
+	t->lookup[k] =
+		(struct ctp_lookup_hint){.page = page, .station = ctp_station_at(idx), .idx = idx};
 }
 
 uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp)

@@ -116,7 +116,10 @@ static bool start_tracing(struct ctp_thread *t)
 		t->state = CTP_THREAD_OFF;
 		return false;
 	}
+	t->self_station = t->current_station = ctp_station_at(t->self);
 	t->current = t->self;
+	/* No page is UINT64_MAX: the lookup hints hold nothing yet. */
+	t->lookup[0].page = t->lookup[1].page = UINT64_MAX;
 	ctp_coro_begin(t, t->self, coro, CTP_KIND_THREAD, t->entry_hint, t->stack_lo, t->stack_hi,
 		       CTP_STATE_RUNNING, 0);
 	t->slot = ctp_thread_stacks_add(t->self);
@@ -170,9 +173,9 @@ static void end_foreign_thread(uint32_t idx, struct ctp_station *s, void *arg)
 	    CTP_LOAD_RELAXED(&s->state) == CTP_STATE_FREE)
 		return;
 	ctp_thread_stacks_remove(idx);
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 	ctp_station_free(idx);
 }
 
@@ -185,9 +188,9 @@ void ctp_threads_fork_child(void)
 	/* Only the forking thread lives on in the child. */
 	ctp_stations_each(end_foreign_thread, t);
 	struct ctp_station *s = ctp_station_at(t->self);
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->tid, t->tid);
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 	ctp_rings_fork_child(t);
 }
 

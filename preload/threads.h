@@ -9,6 +9,8 @@
 #include "ctp/ring.h"
 #include "preload/compiler.h"
 
+struct ctp_station;
+
 enum ctp_thread_state {
 	CTP_THREAD_NEW = 0,
 	CTP_THREAD_TRACING = 1,
@@ -24,14 +26,22 @@ struct ctp_thread {
 	 * that switched to it runs there (the switch stubs read both: switch_stub.h). */
 	uint8_t *walk_top;
 	uint8_t on_walk_stack;
-	uint32_t current;	     /* station of the coroutine running on this thread */
-	uint32_t self;		     /* station of the thread's own stack */
+	uint32_t current; /* station of the coroutine running on this thread */
+	uint32_t self;	  /* station of the thread's own stack */
+	/* ctp_station_at(current) and ctp_station_at(self), set with them: a station never moves
+	 * (stations.h), and a switch would otherwise compute both addresses again. */
+	struct ctp_station *current_station;
+	struct ctp_station *self_station;
 	uint64_t stack_lo, stack_hi; /* the thread's own stack */
 	uint64_t entry_hint;	     /* start routine, when the thread came from pthread_create */
-	/* The last two stack pages resolved to coroutine stations: a scheduler switches between
-	 * few contexts at a time, and this skips the stack map for them. */
-	uint64_t lookup_page[2];
-	uint32_t lookup_idx[2];
+	/* The last two stack pages resolved to coroutine stations, with the stations' addresses: a
+	 * scheduler switches between few contexts at a time, and this skips the stack map for
+	 * them. */
+	struct ctp_lookup_hint {
+		uint64_t page;
+		struct ctp_station *station;
+		uint32_t idx;
+	} lookup[2];
 	uint32_t lookup_next;
 	/* The last page resolved to this thread's own station (its own stack, or a stack nobody
 	 * registered), good while no stack was registered since (the stack map's generation):

@@ -22,7 +22,7 @@ static inline struct ctp_station *test_station_new(uint32_t depth)
  * (truncated to the field's width). */
 static inline void test_station_set_all(struct ctp_station *s, uint32_t depth, uint64_t v)
 {
-	ctp_station_write_begin(s);
+	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, (uint32_t)v);
 	CTP_STORE_RELAXED(&s->coro, v);
 	CTP_STORE_RELAXED(&s->kind, (uint32_t)v);
@@ -38,7 +38,7 @@ static inline void test_station_set_all(struct ctp_station *s, uint32_t depth, u
 	CTP_STORE_RELAXED(&s->stack_len, depth);
 	for (uint32_t i = 0; i < depth; i++)
 		CTP_STORE_RELAXED(&s->frames[i], v);
-	ctp_station_write_end(s);
+	ctp_station_write_end(s, seq);
 }
 
 /* True when every field of the copy holds the value of one test_station_set_all call. */
