@@ -145,7 +145,7 @@ static void copy_visit(void *ctx, const struct ctp_rec *rec)
 	c->used += size;
 }
 
-uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, bool *crowded)
+uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fill)
 {
 	if (!h->view.base)
 		return 0;
@@ -166,9 +166,15 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, bool *crowded
 		total += n;
 		if (budget && n >= budget)
 			whole = false;
-		if (crowded &&
-		    (n >= r->ref.capacity / CTP_HARVEST_CROWDED || (budget && n >= budget)))
-			*crowded = true;
+		if (fill && r->ref.capacity) {
+			uint64_t share = (budget && n >= budget)
+						 ? CTP_HARVEST_FILL_ONE
+						 : n * CTP_HARVEST_FILL_ONE / r->ref.capacity;
+			if (share > *fill)
+				*fill = (uint32_t)(share < CTP_HARVEST_FILL_ONE
+							   ? share
+							   : CTP_HARVEST_FILL_ONE);
+		}
 		if (st == CTP_RING_CORRUPT)
 			c.flags |= CTP_BATCH_CORRUPT;
 		/* Loss is exact: the producer counts every record it could not write. Read after

@@ -68,11 +68,11 @@ bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp
 void ctp_harvest_fini(struct ctp_harvest *h);
 
 /* Moves at most about `budget` bytes per ring (0 = everything there is) into the spool, and
- * each ring's new loss. Returns the ring bytes taken; *crowded (may be NULL) is set when a ring
- * held a CTP_HARVEST_CROWDED share of its capacity or more, or more than the budget: a producer
- * that fills its ring that fast must not be left alone for a nap. */
-uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, bool *crowded);
-#define CTP_HARVEST_CROWDED 4 /* a quarter */
+ * each ring's new loss. Returns the ring bytes taken. *fill (may be NULL) is raised to the
+ * largest share of one ring's capacity the pass took, in 1/CTP_HARVEST_FILL_ONE; a ring cut
+ * short by the budget counts as full. The harvester paces its naps by it. */
+uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fill);
+#define CTP_HARVEST_FILL_ONE 256u
 
 /* Stores the sleep flag into the segment (sequentially consistent; CTP.md "Wakeup"). */
 void ctp_harvest_set_sleep(struct ctp_harvest *h, uint32_t v);

@@ -10,21 +10,29 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ctp/clock.h"
 #include "ctp/xalloc.h"
 #include "ctp/wire.h"
 
 #define RING_BUDGET (256u << 10) /* bytes per ring per pass, so that no ring starves others */
 /* Pacing. A pass that found records is followed by another at once only when a ring was
- * crowded (ctp_harvest_rings); otherwise by a nap of NAP_MS, without raising the sleep flag: a
- * busy ring is emptied every millisecond or so, in batches, rather than by a thread that spins
- * on it and takes a CPU from the program (on 2 cores, a spinning harvester made a 2-thread
- * Boost.Fiber program twice as slow), and rather than when it is half full, which leaves the
- * other half for the times the harvester waits for a CPU (measured on 2 loaded cores: it halved
- * the loss of a 1.6 M switches/s ping-pong). A ring of the smallest size, 256 KiB, fills a
- * quarter in a millisecond only at about 2 M records a second. After NAPS passes that found
- * nothing the harvester sleeps for good, flag raised. */
+ * crowded (a quarter of its capacity taken, or cut short by the budget); otherwise by a nap: a
+ * busy ring is emptied in batches, rather than by a thread that spins on it and takes a CPU from
+ * the program (on 2 cores, a spinning harvester made a 2-thread Boost.Fiber program twice as
+ * slow), and rather than when it is half full, which leaves the other half for the times the
+ * harvester waits for a CPU (measured on 2 loaded cores: it halved the loss of a 1.6 M
+ * switches/s ping-pong). The nap adapts, from NAP_MIN_MS to NAP_MAX_MS: it doubles while passes
+ * take less than a sixteenth of a ring and halves when they take an eighth or more, since each
+ * nap costs a wakeup (~15 us on a small VM: at a nap a millisecond, 40% of a busy harvester's
+ * time). A nap longer than the shortest raises the sleep flag, so that a ring filling half
+ * meanwhile wakes the harvester at once (CTP.md "Wakeup"). After NAPS passes that found nothing
+ * the harvester sleeps for good, flag raised. */
 #define NAPS 10
-#define NAP_MS 1
+#define NAP_MIN_MS 1
+#define NAP_MAX_MS 8
+#define FILL_CROWDED (CTP_HARVEST_FILL_ONE / 4)
+#define FILL_MORE_NAP (CTP_HARVEST_FILL_ONE / 16)
+#define FILL_LESS_NAP (CTP_HARVEST_FILL_ONE / 8)
 #define SLEEP_MS 100 /* CTP.md "Wakeup": at most 100 ms */
 /* A pass may add, per ring, RING_BUDGET plus one record and a batch header: two chunks. The
  * harvester takes from a ring only while the budget has that much room, so the spools never
@@ -45,18 +53,31 @@ static void drain_eventfd(int fd)
 	(void)r;
 }
 
+/* A batch waits, or the main thread has not been woken for a while (harvester.h). */
+static void wake_main(struct ctp_harvester *H)
+{
+	uint64_t now = ctp_monotonic_ns();
+	if (ctp_harvester_pending(H) < CTP_CONVERT_BATCH &&
+	    now - H->last_poke_ns < CTP_CONVERT_DELAY_MS * 1000000ull)
+		return;
+	if (__atomic_exchange_n(&H->main_waits, 0, __ATOMIC_SEQ_CST)) {
+		H->last_poke_ns = now;
+		poke(H->data_fd);
+	}
+}
+
 static bool spools_full(struct ctp_harvester *H)
 {
 	return ctp_spool_budget_room(&H->budget) < RING_TURN_ROOM;
 }
 
-/* One pass over every ring of every process. *full is set when the spools filled up, *crowded
- * when a ring was (ctp_harvest_rings). */
-static uint64_t pass(struct ctp_harvester *H, bool *full, bool *crowded)
+/* One pass over every ring of every process. *full is set when the spools filled up, *fill to
+ * the largest share of a ring taken (ctp_harvest_rings). */
+static uint64_t pass(struct ctp_harvester *H, bool *full, uint32_t *fill)
 {
 	uint64_t got = 0;
 	*full = false;
-	*crowded = false;
+	*fill = 0;
 	pthread_mutex_lock(&H->lock);
 	for (size_t i = 0; i < H->nprocs && !*full; i++) {
 		struct ctp_harvest *h = H->procs[i];
@@ -64,12 +85,11 @@ static uint64_t pass(struct ctp_harvester *H, bool *full, bool *crowded)
 			*full = true;
 			break;
 		}
-		got += ctp_harvest_rings(h, RING_BUDGET, crowded);
+		got += ctp_harvest_rings(h, RING_BUDGET, fill);
 	}
 	pthread_mutex_unlock(&H->lock);
-	if (got && __atomic_load_n(&H->main_waits, __ATOMIC_SEQ_CST) &&
-	    __atomic_exchange_n(&H->main_waits, 0, __ATOMIC_SEQ_CST))
-		poke(H->data_fd);
+	if (got && __atomic_load_n(&H->main_waits, __ATOMIC_SEQ_CST))
+		wake_main(H);
 	return got;
 }
 
@@ -122,18 +142,36 @@ static void wait_events(struct ctp_harvester *H, int timeout_ms)
 	pthread_mutex_unlock(&H->lock);
 }
 
+/* The nap after a pass that took `fill` of a ring, its length adapted (see Pacing above). */
+static void nap(struct ctp_harvester *H, int *nap_ms, uint32_t fill)
+{
+	if (fill >= FILL_LESS_NAP && *nap_ms > NAP_MIN_MS)
+		*nap_ms /= 2;
+	else if (fill < FILL_MORE_NAP && *nap_ms < NAP_MAX_MS)
+		*nap_ms *= 2;
+	if (*nap_ms == NAP_MIN_MS) {
+		wait_events(H, NAP_MIN_MS);
+		return;
+	}
+	set_sleep_all(H, 1);
+	wait_events(H, *nap_ms);
+	set_sleep_all(H, 0);
+}
+
 static void *harvester_main(void *arg)
 {
 	struct ctp_harvester *H = arg;
 	int naps = NAPS;
+	int nap_ms = NAP_MIN_MS;
 	while (!__atomic_load_n(&H->stop, __ATOMIC_SEQ_CST)) {
-		bool full, crowded = false;
+		bool full;
+		uint32_t fill = 0;
 		if (spools_full(H)) {
 			full = true;
-		} else if (pass(H, &full, &crowded) > 0) {
+		} else if (pass(H, &full, &fill) > 0) {
 			naps = 0;
-			if (!crowded && !full)
-				wait_events(H, NAP_MS);
+			if (fill < FILL_CROWDED && !full)
+				nap(H, &nap_ms, fill);
 			continue;
 		}
 		if (full) {
@@ -148,13 +186,14 @@ static void *harvester_main(void *arg)
 		}
 		if (naps < NAPS) {
 			naps++;
-			wait_events(H, NAP_MS);
+			nap_ms = NAP_MIN_MS;
+			wait_events(H, NAP_MIN_MS);
 			continue;
 		}
 		/* CTP.md "Wakeup": raise the flag, then look once more so that a record
 		 * published just before the flag was seen is not left waiting. */
 		set_sleep_all(H, 1);
-		if (pass(H, &full, &crowded) == 0 && !full)
+		if (pass(H, &full, &fill) == 0 && !full)
 			wait_events(H, SLEEP_MS);
 		set_sleep_all(H, 0);
 	}
@@ -246,13 +285,16 @@ void ctp_harvester_remove(struct ctp_harvester *H, struct ctp_harvest *h, int so
 	pthread_mutex_unlock(&H->lock);
 }
 
-bool ctp_harvester_main_may_sleep(struct ctp_harvester *H)
+int ctp_harvester_main_sleep_ms(struct ctp_harvester *H, int idle_ms)
 {
 	__atomic_store_n(&H->main_waits, 1, __ATOMIC_SEQ_CST);
-	if (ctp_harvester_pending(H) == 0)
-		return true;
+	uint64_t pending = ctp_harvester_pending(H);
+	if (pending == 0)
+		return idle_ms;
+	if (pending < CTP_CONVERT_BATCH)
+		return idle_ms < CTP_CONVERT_DELAY_MS ? idle_ms : CTP_CONVERT_DELAY_MS;
 	__atomic_store_n(&H->main_waits, 0, __ATOMIC_SEQ_CST);
-	return false;
+	return 0;
 }
 
 void ctp_harvester_main_woke(struct ctp_harvester *H)

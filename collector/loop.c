@@ -521,10 +521,11 @@ static void run_loop(struct loop *L)
 			return;
 		if (left == 0)
 			continue;
+		/* Sleep only with less than a batch spooled; the harvester wakes us when there is
+		 * more (harvester.h). */
 		int timeout = 0;
-		/* Sleep only with nothing spooled; the harvester wakes us when it spools. */
-		if (!more && ctp_harvester_main_may_sleep(&L->H)) {
-			timeout = SLEEP_MS;
+		if (!more) {
+			timeout = ctp_harvester_main_sleep_ms(&L->H, SLEEP_MS);
 			if (left > 0 && left < timeout)
 				timeout = (int)left;
 		}

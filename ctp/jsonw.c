@@ -49,20 +49,20 @@ static const char digit_pairs[201] = "00010203040506070809"
 				     "90919293949596979899";
 
 /* Exactly four digits of v < 10000 at p, and exactly eight of v < 10^8. */
-static void put4(char *p, uint32_t v)
+static inline __attribute__((always_inline)) void put4(char *p, uint32_t v)
 {
 	memcpy(p, digit_pairs + 2 * (v / 100), 2);
 	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
 }
 
-static void put8(char *p, uint32_t v)
+static inline __attribute__((always_inline)) void put8(char *p, uint32_t v)
 {
 	put4(p, v / 10000);
 	put4(p + 4, v % 10000);
 }
 
 /* How many decimal digits v has (1 for 0): the bit length tells it to within one. */
-static unsigned digits_u32(uint32_t v)
+static inline __attribute__((always_inline)) unsigned digits_u32(uint32_t v)
 {
 	static const uint32_t pow10[] = {1,	 10,	  100,	    1000,      10000,
 					 100000, 1000000, 10000000, 100000000, 1000000000};
@@ -72,7 +72,7 @@ static unsigned digits_u32(uint32_t v)
 }
 
 /* The digits of v (any length) at p; returns their count. */
-static unsigned put_u32(char *p, uint32_t v)
+static inline __attribute__((always_inline)) unsigned put_u32(char *p, uint32_t v)
 {
 	unsigned n = digits_u32(v);
 	char *end = p + n;
@@ -89,7 +89,9 @@ static unsigned put_u32(char *p, uint32_t v)
 }
 
 /* The digits of the part above the last eight of a number >= 10^8, into the writer's cache. */
-static void cache_high(struct ctp_jsonw *w, uint64_t high)
+/* Out of line: it runs once a tenth of a second, and inline it would make every number pay for
+ * the registers it needs. */
+static __attribute__((noinline)) void cache_high(struct ctp_jsonw *w, uint64_t high)
 {
 	char *p = w->high_digits;
 	if (high < 100000000) {
