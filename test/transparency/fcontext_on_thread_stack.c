@@ -13,15 +13,21 @@
  *      coroutine finishes after FIRST_RESUMES resumes (its last switch away; it is never
  *      resumed again) and a second make_fcontext on the same array starts another;
  *   3. resumes them ROUNDS times, interleaved with the heap ones.
+ * Then, once the pthread has exited leaving two of its coroutines suspended on its arrays, a
+ * late pthread (on the same stack: glibc keeps a joined thread's stack for the next one)
+ * switches LATE_ROUNDS times between two heap coroutines from frames inside those arrays
+ * (checked on every resume, printed): its switches back to its own stack are its own.
  * Every coroutine adds to a sum of its own and to its thread's hash of the order of visits; the
  * resumer counts resumes. The program prints them all, so its output is the same on every run.
  *
  * Every resume is a jump_fcontext into the coroutine, and every suspend one out of it (its last
  * included): the case compares those counts with the trace's switches. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fcontext_abi.h"
 
@@ -37,6 +43,7 @@ enum {
 	WARM_ROUNDS = 5,
 	ROUNDS = 3000,
 	FIRST_RESUMES = 1000,
+	LATE_ROUNDS = 1000,
 };
 
 struct run;
@@ -61,7 +68,13 @@ struct run {
 	const char *who;
 	uint64_t order;
 	struct coro heap[2], local, page, first, again;
+	long from_left_behind; /* resumes of heap coroutines from inside left_behind */
 };
+
+/* The pthread's arrays that hold coroutines still suspended when it exits. */
+static struct {
+	uintptr_t lo, hi;
+} left_behind[2];
 
 /* Every resume: the coroutine's work, then back to its resumer. */
 static void coro_body(transfer_t t, int id)
@@ -123,6 +136,10 @@ static void thread_reused_again(transfer_t t)
 {
 	coro_body(t, 9);
 }
+static void late_on_heap(transfer_t t)
+{
+	coro_body(t, 10);
+}
 
 /* The entry functions of one thread's coroutines on its own stack, and the first one's id. */
 struct entries {
@@ -157,21 +174,37 @@ static size_t shared_page_array_len(void)
 	return SHARED_STACK + ((sp - SHARED_STACK - SHARED_OFFSET) & (PAGE - 1));
 }
 
+static bool in_left_behind(fcontext_t sp)
+{
+	for (int i = 0; i < 2; i++)
+		if (left_behind[i].lo <= (uintptr_t)sp && (uintptr_t)sp < left_behind[i].hi)
+			return true;
+	return false;
+}
+
+/* Two coroutines on heap stacks (entry fn, id), resumed in turn `rounds` times. */
+static void make_heap_pair(struct run *r, void *stacks[2], void (*fn)(transfer_t), int id,
+			   int rounds)
+{
+	for (int i = 0; i < 2; i++) {
+		stacks[i] = malloc(HEAP_STACK);
+		if (!stacks[i])
+			abort();
+		make(&r->heap[i], i ? "heap two" : "heap one", id, r, stacks[i], HEAP_STACK, fn, 0);
+	}
+	for (int round = 0; round < rounds; round++)
+		for (int i = 0; i < 2; i++) {
+			resume(&r->heap[i]);
+			r->from_left_behind += in_left_behind(r->heap[i].back);
+		}
+}
+
 /* Parts 1 to 3 for one thread, on the arrays of its caller's frame. */
 static void run_thread(struct run *r, const struct entries *e, void *local, void *shared,
 		       void *reused)
 {
 	void *heap_stacks[2];
-	for (int i = 0; i < 2; i++) {
-		heap_stacks[i] = malloc(HEAP_STACK);
-		if (!heap_stacks[i])
-			abort();
-		make(&r->heap[i], i ? "heap two" : "heap one", 1, r, heap_stacks[i], HEAP_STACK,
-		     on_heap, 0);
-	}
-	for (int round = 0; round < WARM_ROUNDS; round++)
-		for (int i = 0; i < 2; i++)
-			resume(&r->heap[i]);
+	make_heap_pair(r, heap_stacks, on_heap, 1, WARM_ROUNDS);
 
 	int id = e->first_id;
 	make(&r->local, "local array", id, r, local, LOCAL_STACK, e->local, 0);
@@ -207,6 +240,11 @@ static void print_run(const struct run *r)
 {
 	for (int i = 0; i < 2; i++)
 		print_coro(r, &r->heap[i]);
+	if (r->local.name == NULL) { /* the late thread's */
+		printf("%s: switched from inside its predecessor's arrays every time: %s\n", r->who,
+		       r->from_left_behind == 2 * LATE_ROUNDS ? "yes" : "no");
+		return;
+	}
 	print_coro(r, &r->local);
 	print_coro(r, &r->page);
 	printf("%s %s: resumed from its own page every time: %s\n", r->who, r->page.name,
@@ -216,7 +254,8 @@ static void print_run(const struct run *r)
 	printf("%s order of visits: %016llx\n", r->who, (unsigned long long)r->order);
 }
 
-static struct run main_run = {.who = "main"}, thread_run = {.who = "thread"};
+static struct run main_run = {.who = "main"}, thread_run = {.who = "thread"},
+		  late_run = {.who = "late"};
 
 static void *thread_main(void *arg)
 {
@@ -227,7 +266,45 @@ static void *thread_main(void *arg)
 	unsigned char reused[LOCAL_STACK] __attribute__((aligned(16)));
 	unsigned char shared[shared_page_array_len()] __attribute__((aligned(16)));
 	run_thread(&thread_run, &e, local, shared, reused);
+	/* Its "local array" and "reused array, again" coroutines stay suspended. */
+	left_behind[0].lo = (uintptr_t)local;
+	left_behind[0].hi = (uintptr_t)local + LOCAL_STACK;
+	left_behind[1].lo = (uintptr_t)reused;
+	left_behind[1].hi = (uintptr_t)reused + LOCAL_STACK;
 	return NULL;
+}
+
+/* The late thread: its frames below the padding lie where thread_main's arrays were. */
+static void *late_main(void *arg)
+{
+	(void)arg;
+	unsigned char pad[LOCAL_STACK / 2];
+	__asm__ volatile("" : : "r"(pad) : "memory"); /* kept in the frame */
+	void *heap_stacks[2];
+	make_heap_pair(&late_run, heap_stacks, late_on_heap, 10, LATE_ROUNDS);
+	for (int i = 0; i < 2; i++)
+		free(heap_stacks[i]);
+	return NULL;
+}
+
+static pthread_t start(void *(*fn)(void *))
+{
+	pthread_t thread;
+	int err = pthread_create(&thread, NULL, fn, NULL);
+	if (err) {
+		fprintf(stderr, "pthread_create: %s\n", strerror(err));
+		exit(1);
+	}
+	return thread;
+}
+
+static void join(pthread_t thread)
+{
+	int err = pthread_join(thread, NULL);
+	if (err) {
+		fprintf(stderr, "pthread_join: %s\n", strerror(err));
+		exit(1);
+	}
 }
 
 int main(void)
@@ -237,17 +314,12 @@ int main(void)
 	unsigned char local[LOCAL_STACK] __attribute__((aligned(16)));
 	unsigned char reused[LOCAL_STACK] __attribute__((aligned(16)));
 	unsigned char shared[shared_page_array_len()] __attribute__((aligned(16)));
-	pthread_t thread;
-	if (pthread_create(&thread, NULL, thread_main, NULL) != 0) {
-		perror("pthread_create");
-		return 1;
-	}
+	pthread_t thread = start(thread_main);
 	run_thread(&main_run, &e, local, shared, reused);
-	if (pthread_join(thread, NULL) != 0) {
-		perror("pthread_join");
-		return 1;
-	}
+	join(thread);
+	join(start(late_main)); /* on the stack thread_main ran on */
 	print_run(&main_run);
 	print_run(&thread_run);
+	print_run(&late_run);
 	return 0;
 }
