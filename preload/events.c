@@ -41,6 +41,8 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	CTP_STORE_RELAXED(&s->switches, state == CTP_STATE_RUNNING ? 1 : 0);
 	CTP_STORE_RELAXED(&s->stack_lo, stack_lo);
 	CTP_STORE_RELAXED(&s->stack_hi, stack_hi);
+	if (kind != CTP_KIND_THREAD && stack_lo < t->stack_hi && t->stack_lo < stack_hi)
+		t->coro_on_own_stack = 1;
 	CTP_STORE_RELAXED(&s->wait_fd, -1);
 	CTP_STORE_RELAXED(&s->wait_op, CTP_OP_NONE);
 	CTP_STORE_RELAXED(&s->saved_ctx, 0);

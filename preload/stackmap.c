@@ -188,6 +188,19 @@ static uint32_t thread_stack_find(uint64_t sp)
 	return CTP_NO_STATION;
 }
 
+/* Whether a live coroutine's stack covers any byte of the page. */
+static bool page_holds_coroutine_stack(uint64_t page)
+{
+	struct leaf *l = leaf_for(page, false);
+	if (!l)
+		return false;
+	uint32_t *slot = l->slot[page & (LEVEL_SIZE - 1)];
+	for (int k = 0; k < 2; k++)
+		if (!stale(CTP_LOAD_ACQUIRE(&slot[k]), page))
+			return true;
+	return false;
+}
+
 static void remember(struct ctp_thread *t, uint64_t page, uint32_t idx)
 {
 	uint32_t k = t->lookup_next++ & 1;
@@ -208,8 +221,13 @@ uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp)
 	}
 	/* This thread's own stack, or a stack nobody registered (a context the program made by
 	 * hand, a signal stack): both count as the thread's own. Cached until a stack is
-	 * registered, so that such switches never search again. */
-	t->own_page = page;
-	t->own_gen = gen;
+	 * registered, so that such switches never search again; but not when a coroutine's stack
+	 * shares the page (a buffer on the thread's own stack, just above its frames): the page
+	 * answers for the whole of it, and that coroutine's stack pointer would then be taken for
+	 * the thread's and its switches lost. */
+	if (!page_holds_coroutine_stack(page)) {
+		t->own_page = page;
+		t->own_gen = gen;
+	}
 	return t->self;
 }

@@ -72,8 +72,9 @@ CTP_ALWAYS_INLINE bool ctp_lookup_hint_holds(const struct ctp_lookup_hint *h, ui
  * hints keep the station's address, so that a hit reads the station without computing where it
  * is, and the switch that follows has it too. The thread's own page first: a switch back to the
  * scheduler on the thread's stack is half of all switches in most programs, and a miss there
- * costs one comparison. (The answers cannot disagree: a page resolved to the thread stays so
- * only while no stack was registered, and a coroutine's station holds only what was.) */
+ * costs one comparison. (The answers cannot disagree: a page is resolved to the thread only
+ * when no coroutine's stack lies on it, and stays so only while no stack was registered; a
+ * coroutine's station holds only what was.) */
 CTP_ALWAYS_INLINE struct ctp_stack_owner ctp_stack_owner(struct ctp_thread *t, uint64_t sp)
 {
 	uint64_t page = sp >> 12;

@@ -55,6 +55,9 @@ struct ctp_thread {
 	int vfork_saved_state;
 	uint8_t in_vfork_child;
 	uint32_t slot; /* its thread slot (stackmap.h), CTP_MAX_THREAD_SLOTS when none */
+	/* It made a coroutine on a buffer inside its own stack (a local array): at its exit such
+	 * coroutines end with the stack (threads.c). */
+	uint8_t coro_on_own_stack;
 };
 
 /* What the switch stubs (switch_stub.h) read, as numbers an asm string can hold. */
