@@ -58,7 +58,10 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 		ts = q->newest;
 	size_t need = sizeof(uint64_t) + rec->size;
 	if (q->tail + need > q->cap) {
-		if (q->head > 0) { /* move the unread items to the front first */
+		/* Move the unread items to the front when that frees at least as much room as it
+		 * moves: else a queue whose front was barely read would move all of its items at
+		 * every append, and grows instead. */
+		if (q->head > 0 && q->head >= q->tail - q->head) {
 			memmove(q->buf, q->buf + q->head, q->tail - q->head);
 			q->tail -= q->head;
 			q->head = 0;
