@@ -12,9 +12,8 @@ void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z)
 	e->z = z;
 	e->line_start = 0;
 	e->processes = e->coros = e->switches = e->lost = 0;
-	e->switch_head_len = 0;
 	/* Copied whole on every switch line (ctp_emit_switch): no byte of them left undefined. */
-	memset(e->switch_head, 0, sizeof(e->switch_head));
+	memset(e->switch_heads, 0, sizeof(e->switch_heads));
 	memset(e->how_json, 0, sizeof(e->how_json));
 	/* A switch line's `how` and the key after it, made once from the names table: nearly
 	 * every line is a switch, and this spares escaping the same word each time. */
@@ -183,6 +182,15 @@ void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l)
 		e->coros++;
 }
 
+static void make_switch_head(struct ctp_switch_head *head, uint32_t pid, uint32_t tid)
+{
+	head->len =
+		(uint8_t)snprintf(head->text, sizeof(head->text),
+				  "{\"type\":\"switch\",\"pid\":%u,\"tid\":%u,\"ts\":", pid, tid);
+	head->pid = pid;
+	head->tid = tid;
+}
+
 void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,
 		     uint64_t to, uint32_t how, uint32_t stack)
 {
@@ -190,18 +198,14 @@ void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t
 	/* The longest switch line is about 190 bytes, and the cached fragments below are copied
 	 * whole: reserve once for all of it. */
 	ctp_jsonw_reserve(w, 320);
-	if (e->switch_head_len == 0 || pid != e->switch_head_pid || tid != e->switch_head_tid) {
-		e->switch_head_len = (uint8_t)snprintf(
-			e->switch_head, sizeof(e->switch_head),
-			"{\"type\":\"switch\",\"pid\":%u,\"tid\":%u,\"ts\":", pid, tid);
-		e->switch_head_pid = pid;
-		e->switch_head_tid = tid;
-	}
+	struct ctp_switch_head *head = &e->switch_heads[tid & (CTP_EMIT_SWITCH_HEADS - 1)];
+	if (head->len == 0 || head->pid != pid || head->tid != tid)
+		make_switch_head(head, pid, tid);
 	/* The cached fragments are copied at their buffers' full, fixed size (what lies past their
 	 * length is overwritten next): a copy of a length known only at run time is a `rep movs`,
 	 * whose start-up alone costs more than the rest of the line. */
-	memcpy(w->buf + w->len, e->switch_head, sizeof(e->switch_head));
-	w->len += e->switch_head_len;
+	memcpy(w->buf + w->len, head->text, sizeof(head->text));
+	w->len += head->len;
 	ctp_jsonw_u64(w, ts);
 	CTP_JSONW_LIT(w, ",\"from\":");
 	ctp_jsonw_u64(w, from);

@@ -14,6 +14,9 @@
 #include "ctp/jsonw.h"
 #include "ctp/zwriter.h"
 
+/* Switch line heads kept (ctp_emitter), a power of two. */
+#define CTP_EMIT_SWITCH_HEADS 16
+
 /* enum ctp_switch_how's values, 0 (unknown) included. */
 #define CTP_EMIT_HOW_COUNT (CTP_HOW_SIGLONGJMP + 1)
 
@@ -21,11 +24,13 @@ struct ctp_emitter {
 	size_t line_start; /* where the line being written began in the writer's text */
 	char how_json[CTP_EMIT_HOW_COUNT][40]; /* `,"how":"...","stack":` per value */
 	uint8_t how_len[CTP_EMIT_HOW_COUNT];
-	/* The start of a switch line up to its `ts` value, for the last pid and tid it was made
-	 * for: the switches of one thread come in runs. */
-	char switch_head[80];
-	uint8_t switch_head_len;
-	uint32_t switch_head_pid, switch_head_tid;
+	/* The start of a switch line up to its `ts` value, for the last few threads it was made
+	 * for (by thread id, direct-mapped): lines of several threads' rings interleave. */
+	struct ctp_switch_head {
+		char text[64];
+		uint8_t len; /* 0: empty */
+		uint32_t pid, tid;
+	} switch_heads[CTP_EMIT_SWITCH_HEADS];
 	struct ctp_zwriter *z;
 	/* what the summary reports */
 	/* coros counts coroutines proper; threads, the threads' own stacks (both are coro lines).
