@@ -88,7 +88,9 @@ static uint64_t pass(struct ctp_harvester *H, bool *full, uint32_t *fill)
 		got += ctp_harvest_rings(h, RING_BUDGET, fill);
 	}
 	pthread_mutex_unlock(&H->lock);
-	if (got && __atomic_load_n(&H->main_waits, __ATOMIC_SEQ_CST))
+	/* After any pass, not only one that found records: a wakeup put off by the delay is owed
+	 * until it is made. */
+	if (__atomic_load_n(&H->main_waits, __ATOMIC_SEQ_CST) && ctp_harvester_pending(H) > 0)
 		wake_main(H);
 	return got;
 }
