@@ -211,8 +211,8 @@ void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 		struct ctp_station *to_s = ctp_station_at(to);
 		ctp_station_resume(to_s, t->tid, now);
 		ctp_context_saved = 0;
-		ctp_emit_switch(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how, UINT32_MAX,
-				0, NULL, 0);
+		ctp_emit_switch_record(t, now, from_coro, CTP_LOAD_RELAXED(&to_s->coro), how,
+				       UINT32_MAX, 0, NULL, 0);
 		t->current = to;
 		t->current_station = to_s;
 	}

@@ -24,10 +24,10 @@ CTP_HIDDEN void ctp_emit_wake_if_full(struct ctp_thread *t);
  * "Wakeup"). Inline: it runs for every record, the wake path almost never. */
 static inline void ctp_emit_commit(struct ctp_thread *t)
 {
-	/* The fill once this record is in (ctp_ring_fill after the commit), taken before the
-	 * commit's release store, after which the compiler reads every field again. */
+	/* The fill once this record is in, taken before the commit's release store, after which
+	 * the compiler reads every field again. */
 	struct ctp_ring_producer *p = &t->ring;
-	bool past_half = p->head + p->pending - p->cached_tail > (p->mask + 1) / 2;
+	bool past_half = ctp_ring_fill(p) + p->pending > (p->mask + 1) / 2;
 	ctp_ring_commit(p);
 	if (CTP_UNLIKELY(past_half))
 		ctp_emit_wake_if_full(t);

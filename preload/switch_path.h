@@ -54,9 +54,10 @@ CTP_ALWAYS_INLINE void ctp_station_resume(struct ctp_station *s, uint32_t tid, u
 
 /* from_station/from_switches: `from`'s station and its switch count at this suspend
  * (ctp_rec_switch), UINT32_MAX when `from` does not stay suspended. */
-CTP_ALWAYS_INLINE void ctp_emit_switch(struct ctp_thread *t, uint64_t now, uint64_t from,
-				       uint64_t to, uint32_t how, uint32_t from_station,
-				       uint32_t from_switches, const uint64_t *frames, uint32_t n)
+CTP_ALWAYS_INLINE void ctp_emit_switch_record(struct ctp_thread *t, uint64_t now, uint64_t from,
+					      uint64_t to, uint32_t how, uint32_t from_station,
+					      uint32_t from_switches, const uint64_t *frames,
+					      uint32_t n)
 {
 	uint32_t size = sizeof(struct ctp_rec_switch) + 8 * n;
 	struct ctp_rec_switch *rec = ctp_emit_reserve(t, size);
@@ -86,8 +87,9 @@ CTP_ALWAYS_INLINE void ctp_switch_with_stack(struct ctp_thread *t, struct ctp_st
 	ctp_station_suspend(from_s, from_state, now, frames, n, stack_kind, at);
 	ctp_station_resume(to_s, t->tid, now);
 	ctp_context_saved = 0; /* the coroutine resumed has saved nothing yet */
-	ctp_emit_switch(t, now, CTP_LOAD_RELAXED(&from_s->coro), CTP_LOAD_RELAXED(&to_s->coro), how,
-			from, (uint32_t)CTP_LOAD_RELAXED(&from_s->switches), frames, n);
+	ctp_emit_switch_record(t, now, CTP_LOAD_RELAXED(&from_s->coro),
+			       CTP_LOAD_RELAXED(&to_s->coro), how, from,
+			       (uint32_t)CTP_LOAD_RELAXED(&from_s->switches), frames, n);
 	t->current = to;
 	t->current_station = to_s;
 }
