@@ -70,17 +70,46 @@ static bool stale(uint32_t v, uint64_t page)
 	       !ctp_station_live_over(v - 1, page << PAGE_SHIFT, (page + 1) << PAGE_SHIFT);
 }
 
+/* The pages of [lo, hi) that one leaf covers: slots [first, last] of `leaf`. A stack spans tens
+ * of pages (pdns-recursor's are 200 KiB), and each is made, ended and unmapped once per query:
+ * the leaf is found once per span, not once per page. */
+struct leaf_span {
+	struct leaf *leaf;  /* NULL: no stack was ever registered in this span */
+	uint64_t leaf_page; /* the page of the leaf's slot 0 */
+	uint32_t first, last;
+};
+
+/* The next span of pages from *page up to last_page, advancing *page past it; false when none
+ * is left, or (with create) when a node could not be allocated. */
+static bool next_span(uint64_t *page, uint64_t last_page, bool create, struct leaf_span *span)
+{
+	if (*page > last_page)
+		return false;
+	uint64_t span_end = *page | (LEVEL_SIZE - 1);
+	if (span_end > last_page)
+		span_end = last_page;
+	span->leaf = leaf_for(*page, create);
+	if (!span->leaf && create)
+		return false;
+	span->leaf_page = *page & ~(uint64_t)(LEVEL_SIZE - 1);
+	span->first = (uint32_t)(*page & (LEVEL_SIZE - 1));
+	span->last = (uint32_t)(span_end & (LEVEL_SIZE - 1));
+	*page = span_end + 1;
+	return true;
+}
+
 void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
 		return;
-	for (uint64_t page = lo >> PAGE_SHIFT; page <= (hi - 1) >> PAGE_SHIFT; page++) {
-		struct leaf *l = leaf_for(page, true);
-		if (!l)
-			return;
-		uint32_t *slot = l->slot[page & (LEVEL_SIZE - 1)];
-		int k = stale(CTP_LOAD_RELAXED(&slot[0]), page) ? 0 : 1;
-		CTP_STORE_RELEASE(&slot[k], idx + 1);
+	uint64_t page = lo >> PAGE_SHIFT;
+	struct leaf_span span;
+	while (next_span(&page, (hi - 1) >> PAGE_SHIFT, true, &span)) {
+		for (uint32_t i = span.first; i <= span.last; i++) {
+			uint32_t *slot = span.leaf->slot[i];
+			int k = stale(CTP_LOAD_RELAXED(&slot[0]), span.leaf_page | i) ? 0 : 1;
+			CTP_STORE_RELEASE(&slot[k], idx + 1);
+		}
 	}
 	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
 }
@@ -89,15 +118,21 @@ void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
 		return;
-	for (uint64_t page = lo >> PAGE_SHIFT; page <= (hi - 1) >> PAGE_SHIFT; page++) {
-		struct leaf *l = leaf_for(page, false);
-		if (!l)
+	uint64_t page = lo >> PAGE_SHIFT;
+	struct leaf_span span;
+	while (next_span(&page, (hi - 1) >> PAGE_SHIFT, false, &span)) {
+		if (!span.leaf)
 			continue;
-		uint32_t *slot = l->slot[page & (LEVEL_SIZE - 1)];
-		for (int k = 0; k < 2; k++) {
-			uint32_t expected = idx + 1;
-			__atomic_compare_exchange_n(&slot[k], &expected, 0, false, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED);
+		for (uint32_t i = span.first; i <= span.last; i++) {
+			uint32_t *slot = span.leaf->slot[i];
+			for (int k = 0; k < 2; k++) {
+				/* A locked instruction only where the slot is ours. */
+				uint32_t expected = idx + 1;
+				if (CTP_LOAD_RELAXED(&slot[k]) == expected)
+					__atomic_compare_exchange_n(&slot[k], &expected, 0, false,
+								    __ATOMIC_RELAXED,
+								    __ATOMIC_RELAXED);
+			}
 		}
 	}
 }
@@ -106,20 +141,22 @@ void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t
 {
 	if (hi <= lo)
 		return;
-	for (uint64_t page = lo >> PAGE_SHIFT; page <= (hi - 1) >> PAGE_SHIFT; page++) {
-		struct leaf *l = leaf_for(page, false);
-		if (!l) {
-			/* No stack in this leaf's 16 MiB: on to the next leaf (a large munmap). */
-			page |= LEVEL_SIZE - 1;
+	uint64_t page = lo >> PAGE_SHIFT;
+	struct leaf_span span;
+	/* A span without a leaf has no stack in its 16 MiB: a large munmap skips it whole. */
+	while (next_span(&page, (hi - 1) >> PAGE_SHIFT, false, &span)) {
+		if (!span.leaf)
 			continue;
-		}
-		for (int k = 0; k < 2; k++) {
-			uint32_t v = CTP_LOAD_ACQUIRE(&l->slot[page & (LEVEL_SIZE - 1)][k]);
-			/* Ended already (found on an earlier page), or its stack does not reach
-			 * into the new one: only live overlaps are retired. */
-			if (v == 0 || v - 1 == t->current || !ctp_station_live_over(v - 1, lo, hi))
-				continue;
-			ctp_coro_abandon(t, v - 1);
+		for (uint32_t i = span.first; i <= span.last; i++) {
+			for (int k = 0; k < 2; k++) {
+				uint32_t v = CTP_LOAD_ACQUIRE(&span.leaf->slot[i][k]);
+				/* Ended already (found on an earlier page), or its stack does not
+				 * reach into the new one: only live overlaps are retired. */
+				if (v == 0 || v - 1 == t->current ||
+				    !ctp_station_live_over(v - 1, lo, hi))
+					continue;
+				ctp_coro_abandon(t, v - 1);
+			}
 		}
 	}
 }

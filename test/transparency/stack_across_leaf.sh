@@ -1,0 +1,28 @@
+# Coroutine stacks across a 16 MiB boundary (the stack map's nodes cover 16 MiB each): the
+# program runs as untraced; every resume of the first coroutine, above the boundary and below
+# it, is a switch to that coroutine, it ends once, at its return; the second ends (abandoned)
+# when the half of its stack below the boundary is unmapped under it.
+source "$CTP_SOURCE_DIR/test/transparency/harness.sh"
+compare stack_across_leaf --expect "exit 0" -- "$TP_BIN/stack_across_leaf"
+check "stack_across_leaf: untraced, the first coroutine ran to its end" \
+	grep -qx "first: 7 resumes, sum 3075" "$WORK/stack_across_leaf.native.out"
+for mode in "${TP_MODES[@]}"; do
+	pid=$(tp_app_pid stack_across_leaf "$mode" stack_across_leaf)
+	coros="[.[] | select(.type == \"coro\" and .pid == ${pid:-0} and .kind == \"ucontext\")]"
+	expect_eq "stack_across_leaf $mode (tracer correctness): two ucontext coroutines" 2 \
+		"$(tq stack_across_leaf "$mode" "$coros | length")"
+	# 7 switches to the first (its start and six resumes, on each side of the boundary) and
+	# 7 from it (six suspends and its return); 2 to the second and 2 back.
+	expect_eq "stack_across_leaf $mode (tracer correctness): switches to and from each" \
+		'[[7,7],[2,2]]' \
+		"$(tq stack_across_leaf "$mode" ". as \$l | [$coros[] | .coro as \$c |
+			[([\$l[] | select(.type == \"switch\" and .to == \$c)] | length),
+			 ([\$l[] | select(.type == \"switch\" and .from == \$c)] | length)]] |
+			tojson")"
+	expect_eq "stack_across_leaf $mode (tracer correctness): how each ended" \
+		'["returned","abandoned"]' \
+		"$(tq stack_across_leaf "$mode" ". as \$l | [$coros[] | .coro as \$c |
+			[\$l[] | select(.type == \"coro_end\" and .coro == \$c) | .how]] |
+			map(join(\"+\")) | tojson")"
+done
+finish
