@@ -1,4 +1,5 @@
 #include "collector/reorder.h"
+#include "ctp/populate.h"
 #include "ctp/xalloc.h"
 
 #include <stdio.h>
@@ -60,9 +61,9 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 	if (q->tail + need > q->cap) {
 		/* Move the unread items to the front, unless that frees less than a sixteenth of
 		 * what it moves: then the queue grows. Growing is dearer than it looks, every new
-		 * page a fault (~13 us on a small VM, 3 ns a byte, against ~0.1 ns a byte moved),
-		 * but a queue whose front was barely read would otherwise move all of its items at
-		 * every append. */
+		 * page a fault (~13 us on a small VM, 3 ns a byte, against ~0.1 ns a byte moved;
+		 * mapped ahead in one call, below, under 1 ns a byte), but a queue whose front was
+		 * barely read would otherwise move all of its items at every append. */
 		if (q->head > 0 && q->head * 16 >= q->tail - q->head) {
 			memmove(q->buf, q->buf + q->head, q->tail - q->head);
 			q->tail -= q->head;
@@ -73,6 +74,7 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 			while (q->tail + need > cap)
 				cap *= 2;
 			q->buf = ctp_xrealloc(q->buf, cap);
+			ctp_populate_write(q->buf + q->tail, cap - q->tail);
 			q->cap = cap;
 		}
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ctp/atomics.h"
+#include "ctp/populate.h"
 #include "ctp/ring.h"
 #include "ctp/segment.h"
 #include "preload/connection.h"
@@ -116,12 +117,20 @@ void ctp_ring_detach(struct ctp_thread *t)
 	t->ring.ring = NULL;
 }
 
+/* A thread that grows its ring filled half of the starting one before the collector read it:
+ * it will write the new one through, 1,024 pages for 4 MiB. They are mapped now, in one call. */
+static void map_ring_pages(struct ctp_ring *r)
+{
+	ctp_populate_write(ctp_segment_ptr(r->data_off), r->capacity);
+}
+
 /* Moves t to a ring of the full size; false when none could be had (t keeps its ring). */
 static bool grow_ring(struct ctp_thread *t)
 {
 	struct ctp_ring *r = take_ring(t, ctp_proc.config.ring_bytes);
 	if (!r)
 		return false;
+	map_ring_pages(r);
 	ctp_ring_detach(t);
 	ctp_ring_producer_init(&t->ring, r, ctp_segment_ptr(r->data_off));
 	announce_thread(t, CTP_LOAD_RELAXED(&ctp_station_at(t->self)->coro));
