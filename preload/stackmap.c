@@ -82,7 +82,8 @@ struct leaf_span {
 /* The next span of pages from *page up to last_page, advancing *page past it; false when none
  * is left (none lies beyond 48-bit addresses, whatever range a munmap names), or (with create)
  * when a node could not be allocated. */
-static bool next_span(uint64_t *page, uint64_t last_page, bool create, struct leaf_span *span)
+CTP_ALWAYS_INLINE bool next_span(uint64_t *page, uint64_t last_page, bool create,
+				 struct leaf_span *span)
 {
 	if (*page > last_page || *page >> (3 * LEVEL_BITS))
 		return false;
