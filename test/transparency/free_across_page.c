@@ -18,9 +18,10 @@ static void body(void)
 int main(void)
 {
 	/* Consecutive heap blocks of this size begin 1,040 bytes further into a page each time:
-	 * one of a few begins less than HEADER bytes before a page's end. */
-	char *blocks[TRIES], *block = NULL;
-	int n = 0;
+	 * one of a few begins less than HEADER bytes before a page's end. (Static: they live
+	 * across swapcontext, which returns twice.) */
+	static char *blocks[TRIES], *block;
+	static int n;
 	while (n < TRIES && !block) {
 		char *b = malloc(HEADER + STACK);
 		if (!b)
