@@ -55,9 +55,9 @@ void ctp_harvester_remove(struct ctp_harvester *H, struct ctp_harvest *h, int so
  * times a second). So the harvester, after each of its passes, wakes the sleeping main thread
  * when CTP_CONVERT_BATCH bytes wait, or when anything waits and it last woke it
  * CTP_CONVERT_DELAY_MS or more ago; and the main thread, when less than a batch waits, sleeps
- * at most that delay. Records then wait at
- * most about CTP_CONVERT_DELAY_MS to be converted, far less than the reorder queue keeps them
- * anyway (proc.c), while a busy run's main thread wakes a hundred times a second. */
+ * at most that delay. Records then wait at most about CTP_CONVERT_DELAY_MS to be converted, far
+ * less than the reorder queue keeps them anyway (proc.c), while a busy run's main thread wakes
+ * a hundred times a second. */
 #define CTP_CONVERT_BATCH (1u << 20)
 #define CTP_CONVERT_DELAY_MS 10
 

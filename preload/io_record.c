@@ -222,18 +222,21 @@ static uint64_t current_waiter(int fd, uint32_t station_plus1, uint64_t hint,
 
 /* Whether a close is this process's own. A vfork child runs in our memory until it calls exec,
  * and so does a child made with clone(CLONE_VM): their closes are not ours (the fd stays open
- * here). vfork's child is known by its hook's flag. A clone child runs on a stack of its own,
- * so a caller on the running coroutine's stack or on the thread's is ours; elsewhere (a stack
- * the tracer never saw made) getpid tells. It is not asked every time: a syscall costs 1 us
- * where the kernel isolates its page tables without PCID, and a server closes a socket per
+ * here), and nothing may be started on their behalf (ctp_thread_get would start tracing a new
+ * thread). vfork's child is known by its hook's flag. A clone child runs on a stack of its own,
+ * so a caller on the running coroutine's stack or on its tracing thread's is ours; elsewhere (a
+ * stack the tracer never saw made) getpid tells. It is not asked every time: a syscall costs
+ * 1 us where the kernel isolates its page tables without PCID, and a server closes a socket per
  * query. */
-static bool close_is_ours(struct ctp_thread *t)
+static bool close_is_ours(void)
 {
 	if (ctp_in_vfork_child())
 		return false;
+	const struct ctp_thread *t = &ctp_tls_thread;
 	uint64_t sp = (uint64_t)__builtin_frame_address(0);
-	if (t && ((t->stack_lo <= sp && sp < t->stack_hi) ||
-		  ctp_station_live_over_at(t->current_station, sp, sp + 1)))
+	if (t->state == CTP_THREAD_TRACING &&
+	    ((t->stack_lo <= sp && sp < t->stack_hi) ||
+	     ctp_station_live_over_at(t->current_station, sp, sp + 1)))
 		return true;
 	return (uint32_t)syscall(SYS_getpid) == ctp_proc.pid;
 }
@@ -241,8 +244,7 @@ static bool close_is_ours(struct ctp_thread *t)
 __attribute__((noinline)) void ctp_io_close_end(int fd, const struct ctp_fd_closing *c)
 {
 	int saved = errno;
-	struct ctp_thread *t = ctp_thread_get();
-	if (!close_is_ours(t))
+	if (!close_is_ours())
 		goto out;
 	struct ctp_fd_slot *slot = ctp_fd_slot(fd);
 	if (slot) {
@@ -253,6 +255,7 @@ __attribute__((noinline)) void ctp_io_close_end(int fd, const struct ctp_fd_clos
 		__atomic_store_n(&slot->watch, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&slot->probe, 0, __ATOMIC_RELAXED);
 	}
+	struct ctp_thread *t = ctp_thread_get();
 	if (!t)
 		goto out;
 	busy(t);

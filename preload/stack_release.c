@@ -9,7 +9,7 @@
  * puts its coroutine record first, then the stack. free() is among the hottest calls of a
  * program (pdns-recursor makes 62 a query): the hook costs one load and a compare against a
  * small table of the stack bases coroutines were made with, keyed by page, and jumps to the real
- * free without a frame of its own: 12 instructions. A base in the first HEADER_MAX bytes of its
+ * free without a frame of its own: 16 instructions. A base in the first HEADER_MAX bytes of its
  * page is noted under the page before too, where a block that holds it may begin; the table is
  * direct-mapped: a base pushed out by a collision is simply not seen freed, and its coroutine
  * ends when its stack is reused. A candidate is checked further against the block's size. */
@@ -74,7 +74,7 @@ static void forget_base(uint64_t base)
 	uint64_t expected = base;
 	__atomic_compare_exchange_n(&stack_bases[base_slot(base)], &expected, 0, false,
 				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	expected = base;
+	expected = base; /* the first exchange may have overwritten it */
 	if (noted_twice(base))
 		__atomic_compare_exchange_n(&stack_bases[base_slot(base - PAGE_SIZE)], &expected, 0,
 					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
