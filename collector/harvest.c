@@ -189,6 +189,7 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 			close_batch(&c);
 		}
 	}
+	__atomic_store_n(&h->cut_short, !whole, __ATOMIC_RELEASE);
 	if (total == 0) {
 		ctp_spool_trim(&h->spool);
 	} else if (whole) {

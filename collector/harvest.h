@@ -59,6 +59,9 @@ struct ctp_harvest {
 	struct ctp_spool spool;
 	int sock;	    /* the process's connection, read by the harvester while it has it */
 	uint32_t exec_seen; /* an EXEC message was read from sock (atomic) */
+	/* The last pass left records in a ring, cut short by its budget (atomic): the rings are
+	 * behind, and time alone says nothing of what they still hold (proc.c). */
+	uint32_t cut_short;
 };
 
 /* Maps the segment for harvesting. False, with a reason, when it cannot be mapped. */

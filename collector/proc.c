@@ -189,10 +189,20 @@ static void emit_record(void *ctx, uint32_t ring, const struct ctp_rec *rec)
 
 /* Lets out what no ring can still precede (collector/reorder.h): what was stamped before the
  * next-to-last whole harvest pass began (the pass after it took any record that was in flight
- * then), or, when the harvester has been idle, before a moment the lag in the past. */
+ * then), or, when the harvester has been idle, before a moment the lag in the past. Not the
+ * latter while a ring or the spool still holds records (a pass was cut short by its budget, or
+ * the converter is behind): older records of another ring may wait there. A program traced
+ * from its start by LD_PRELOAD runs before its collector attaches, and its rings then hold
+ * records far older than the lag. */
 void ctp_proc_release_ordered(struct ctp_proc *p)
 {
 	uint64_t until = p->pass_before;
+	size_t spooled;
+	if (__atomic_load_n(&p->hv.cut_short, __ATOMIC_ACQUIRE) ||
+	    ctp_spool_peek(&p->hv.spool, &spooled)) {
+		ctp_reorder_release(&p->order, until, emit_record, p);
+		return;
+	}
 	uint64_t now, lag;
 	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc) {
 		now = ctp_tsc();
