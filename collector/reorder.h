@@ -7,8 +7,8 @@
  * rings by timestamp restores the order of the process. A record is let out only when no ring
  * can still bring an earlier one: the harvester marks each pass over a process's rings that
  * took everything there was with the time it began (CTP_SPOOL_PASS), and records stamped before
- * the next-to-last such pass are complete; when the harvester is idle, a fixed lag in the past
- * serves instead. */
+ * the next-to-last such pass are complete; when the harvester is idle and has left nothing in
+ * the rings or the spool, a fixed lag in the past serves instead. */
 #ifndef CTP_COLLECTOR_REORDER_H
 #define CTP_COLLECTOR_REORDER_H
 
