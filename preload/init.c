@@ -65,7 +65,7 @@ static void read_config(struct ctp_config *c)
 	c->stacks_every_switch = stacks && strcmp(stacks, "every-switch") == 0;
 	if (stacks && !c->stacks_every_switch && strcmp(stacks, "lasting") != 0)
 		ctp_log("ignoring CTP_STACKS: not every-switch or lasting", NULL, NULL);
-	c->ring_bytes = round_up_pow2(env_u64("CTP_RING_KB", 4096, 1u << 20) * 1024);
+	c->ring_bytes = round_up_pow2(env_u64("CTP_RING_KB", 16384, 1u << 20) * 1024);
 	c->segment_max = env_u64("CTP_SEGMENT_MAX_MB", 1024, 1u << 20) << 20;
 	c->socket_path = getenv("CTP_SOCKET");
 	/* Ids continue across exec (see exec_hooks.c): unique within the pid. */
