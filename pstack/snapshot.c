@@ -14,6 +14,10 @@ struct walk {
 	struct pstack_snapshot *snap;
 	struct pstack_unwinder unwinder;
 	struct ctp_station_snapshot s; /* big: one copy, reused for every station */
+	/* Stations the process ever handed out. The slots past them were never written, and
+	 * reading them through the mapping of a live process's segment would make the kernel put
+	 * pages of zeros into it: memory the program would hold from then on. */
+	uint32_t handed_out;
 };
 
 /* `live` is the station of which w->s is a copy; it has `depth` frames. */
@@ -69,9 +73,11 @@ static void visit_block(void *ctx, struct ctp_block *b, uint64_t off)
 	struct walk *w = ctx;
 	struct ctp_chunk_ref ref;
 	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS ||
-	    !ctp_view_station_chunk(&w->src->view, b, off, &ref))
+	    !ctp_view_station_chunk(&w->src->view, b, off, &ref) || ref.first >= w->handed_out)
 		return;
-	for (uint32_t k = 0; k < ref.count; k++) {
+	uint32_t upto =
+		w->handed_out - ref.first < ref.count ? w->handed_out - ref.first : ref.count;
+	for (uint32_t k = 0; k < upto; k++) {
 		const struct ctp_station *st = ctp_chunk_station(&ref, k);
 		/* A cheap look first: most slots of a chunk may be free. */
 		if (CTP_LOAD_RELAXED(&st->state) == CTP_STATE_FREE)
@@ -117,6 +123,7 @@ void pstack_snapshot_take(struct pstack_source *src, struct pstack_snapshot *sna
 	w->src = src;
 	w->snap = snap;
 	w->unwinder.src = src;
+	w->handed_out = CTP_LOAD_ACQUIRE(&h->station_count);
 	ctp_view_blocks_from(&src->view, head, visit_block, w);
 	pstack_unwinder_close(&w->unwinder);
 	free(w);

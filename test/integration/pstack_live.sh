@@ -29,9 +29,19 @@ K=47
 hang_example
 server=$(pgrep -P $run_pid -x server)
 
+# segment_blocks PID: the blocks the process's segment (a memfd) holds. ctp-pstack maps it: a
+# slot it read that the program never wrote would be a page of zeros added to the program.
+segment_blocks() {
+	local fd
+	fd=$(find "/proc/$1/fd" -lname '/memfd:ctp-segment*' -printf '%f\n' | head -n 1)
+	stat -L -c %b "/proc/$1/fd/$fd"
+}
+blocks_before=$(segment_blocks "$server")
 pstack_status=0
 "$PSTACK" "$server" >"$WORK/lw.txt" 2>"$WORK/lw.pstack.err" || pstack_status=$?
 expect_eq "ctp-pstack PID exits 0" 0 "$pstack_status"
+expect_eq "ctp-pstack added no memory to the program's segment (blocks)" "$blocks_before" \
+	"$(segment_blocks "$server")"
 json_status=0
 "$PSTACK" --json "$server" >"$WORK/lw.json" || json_status=$?
 expect_eq "ctp-pstack --json PID exits 0" 0 "$json_status"
