@@ -272,6 +272,12 @@ class Segment:
         count, first, soff = chunk["count"], chunk["first"], chunk["stations_off"]
         if soff % 8 or count * size > self.size or soff > self.size - count * size:
             return []
+        # Only the stations the process handed out: a slot never written is a hole of the
+        # segment's memfd, and reading it in a live process makes the kernel give the program
+        # a page of zeros it would hold from then on.
+        count = max(0, min(count, self.header["station_count"] - first))
+        if count == 0:
+            return []
         data = self.read(soff, count * size)
         out = []
         for i in range(count):

@@ -108,7 +108,10 @@ regs_before=$(registers "$server")
 check "gdb reads the server's registers" grep -q '^rsp 0x' <<<"$regs_before"
 
 # --- Live: attached with gdb -p ------------------------------------------------------------------
+blocks_before=$(segment_blocks "$server")
 gdbx probe -p "$server" -ex 'echo @list\n' -ex 'ctp coroutines'
+expect_eq "ctp coroutines added no memory to the server's segment (blocks)" "$blocks_before" \
+	"$(segment_blocks "$server")"
 closed_fds=$(section probe list | grep -E "$STRANDED" | sed -E 's/.* read fd ([0-9]+) .*/\1/' |
 	sort -n | tr '\n' ' ')
 coro=$(section probe list | grep -E "$STRANDED" | sed -n 1p | sed -E 's/^#([0-9]+) .*/\1/')

@@ -92,6 +92,15 @@ q() {
 	jq -r -s "$2" "$WORK/$1.jsonl"
 }
 
+# segment_blocks PID: the blocks the process's segment (a memfd) holds. A reader of a live
+# segment (ctp-pstack, gdb) that touched a slot the program never wrote would have added a
+# page of zeros to it.
+segment_blocks() {
+	local fd
+	fd=$(find "/proc/$1/fd" -lname '/memfd:ctp-segment*' -printf '%f\n' | head -n 1)
+	stat -L -c %b "/proc/$1/fd/$fd"
+}
+
 # finish: the summary line ctest shows, and the exit status.
 finish() {
 	finished=yes

@@ -29,13 +29,6 @@ K=47
 hang_example
 server=$(pgrep -P $run_pid -x server)
 
-# segment_blocks PID: the blocks the process's segment (a memfd) holds. ctp-pstack maps it: a
-# slot it read that the program never wrote would be a page of zeros added to the program.
-segment_blocks() {
-	local fd
-	fd=$(find "/proc/$1/fd" -lname '/memfd:ctp-segment*' -printf '%f\n' | head -n 1)
-	stat -L -c %b "/proc/$1/fd/$fd"
-}
 blocks_before=$(segment_blocks "$server")
 pstack_status=0
 "$PSTACK" "$server" >"$WORK/lw.txt" 2>"$WORK/lw.pstack.err" || pstack_status=$?
