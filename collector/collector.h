@@ -23,7 +23,7 @@ struct ctp_collector {
 enum { CTP_COLLECTOR_TSC_CALIBRATE_MS = 2 };
 
 /* The TSC model, with its rate measured by now. */
-static inline const struct ctp_tsc_model *ctp_collector_tsc(struct ctp_collector *c)
+static inline struct ctp_tsc_model *ctp_collector_tsc(struct ctp_collector *c)
 {
 	if (__builtin_expect(!ctp_tsc_model_has_rate(&c->tsc), 0))
 		ctp_tsc_model_finish(&c->tsc, CTP_COLLECTOR_TSC_CALIBRATE_MS);

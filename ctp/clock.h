@@ -48,6 +48,7 @@ struct ctp_tsc_piece {
 struct ctp_tsc_model {
 	struct ctp_tsc_piece piece[CTP_TSC_PIECES]; /* a ring, oldest at `first` */
 	unsigned first, count;
+	unsigned hint;		  /* the piece (from `first`) the last conversion used */
 	uint64_t cal_tsc, cal_ns; /* the calibration anchor */
 	double ns_per_tick;	  /* the latest measured rate */
 };
@@ -67,6 +68,7 @@ static inline bool ctp_tsc_model_has_rate(const struct ctp_tsc_model *m)
 void ctp_tsc_model_update(struct ctp_tsc_model *m);
 /* ...or with a given pair (tsc, ns) read at one moment. */
 void ctp_tsc_model_update_with(struct ctp_tsc_model *m, uint64_t tsc, uint64_t ns);
-uint64_t ctp_tsc_model_ns(const struct ctp_tsc_model *m, uint64_t tsc);
+/* Not const: it remembers the piece it used, where the next reading most likely falls too. */
+uint64_t ctp_tsc_model_ns(struct ctp_tsc_model *m, uint64_t tsc);
 
 #endif

@@ -27,7 +27,7 @@ static void fresh_pair(const struct ctp_tsc_model *m, uint64_t *tsc, uint64_t *n
 	}
 }
 
-static int64_t model_error_ns(const struct ctp_tsc_model *m)
+static int64_t model_error_ns(struct ctp_tsc_model *m)
 {
 	uint64_t tsc, ns;
 	fresh_pair(m, &tsc, &ns);
@@ -165,6 +165,33 @@ static void monotonic_over_hours_of_drift(void **state)
 	assert_true(worst_gap < 1000000); /* under a millisecond, over three hours */
 }
 
+/* The piece a conversion starts from is only a guess (the last one used): readings in any order,
+ * in every piece, before the oldest and after the newest, convert exactly as each would alone,
+ * also after the ring of pieces has wrapped. */
+static void any_order_converts_alike(void **state)
+{
+	(void)state;
+	struct ctp_tsc_model m;
+	ctp_tsc_model_init(&m, 1);
+	uint64_t tsc = m.cal_tsc, ns = m.cal_ns;
+	for (int step = 0; step < CTP_TSC_PIECES + 10; step++) {
+		tsc += 300000000ull;
+		ns += 100000000ull + (uint64_t)(step % 7) * 1000;
+		ctp_tsc_model_update_with(&m, tsc, ns);
+	}
+	assert_int_equal(m.count, CTP_TSC_PIECES);
+	enum { N = 1009 }; /* prime: the stride below visits every reading once */
+	uint64_t first = m.piece[m.first].tsc0 - 5000000ull, span = tsc + 5000000ull - first;
+	uint64_t alone[N];
+	for (int i = 0; i < N; i++) {
+		struct ctp_tsc_model fresh = m;
+		fresh.hint = fresh.count; /* no guess: the search from the newest */
+		alone[i] = ctp_tsc_model_ns(&fresh, first + span / N * (uint64_t)i);
+	}
+	for (int j = 0, i = 0; j < N; j++, i = (i + 389) % N)
+		assert_int_equal(ctp_tsc_model_ns(&m, first + span / N * (uint64_t)i), alone[i]);
+}
+
 int main(void)
 {
 	/* No skip: the synthetic test needs no particular TSC; the two that read the real clocks
@@ -174,6 +201,7 @@ int main(void)
 		cmocka_unit_test(readings_around_the_anchor),
 		cmocka_unit_test(begun_then_finished_later),
 		cmocka_unit_test(monotonic_over_hours_of_drift),
+		cmocka_unit_test(any_order_converts_alike),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
