@@ -84,9 +84,12 @@ static int drop_segment(void **state)
 	return 0;
 }
 
-/* Station i holds coroutine `coro` in `state`, suspended `ago_ns` before now. */
+/* Station i holds coroutine `coro` in `state`, suspended `ago_ns` before now; handed out, as the
+ * preload hands them out, by raising station_count past it. */
 static struct ctp_station *put(uint32_t i, uint64_t coro, uint32_t state, uint64_t ago_ns)
 {
+	if (hdr()->station_count <= i)
+		hdr()->station_count = i + 1;
 	struct ctp_station *s = station(i);
 	s->seq = 2;
 	s->state = state;
@@ -294,6 +297,26 @@ static void bad_blocks_are_ignored(void **state)
 	pstack_source_close(&s);
 }
 
+/* Slots past the header's station_count were never handed out: not read at all (in a live
+ * process, reading them would put pages of zeros into its segment), whatever they hold. */
+static void slots_never_handed_out_are_not_read(void **state)
+{
+	(void)state;
+	make_segment(true, (uint32_t)getpid());
+	put(0, 10, CTP_STATE_SUSPENDED, 0);
+	put(1, 11, CTP_STATE_SUSPENDED, 0);
+	hdr()->station_count = 1; /* as if station 1 had never been handed out */
+	struct pstack_source s;
+	char why[512];
+	assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_OK);
+	struct pstack_snapshot snap;
+	pstack_snapshot_take(&s, &snap);
+	assert_int_equal(snap.ncoros, 1);
+	assert_int_equal(snap.coros[0].coro, 10);
+	pstack_snapshot_free(&snap);
+	pstack_source_close(&s);
+}
+
 static void growth_is_followed(void **state)
 {
 	(void)state;
@@ -318,6 +341,7 @@ static void growth_is_followed(void **state)
 	st->state = CTP_STATE_CREATED;
 	st->coro = 20;
 	st->kind = CTP_KIND_FCONTEXT;
+	hdr()->station_count = NSTATIONS + 1;
 	c->block.next = hdr()->blocks_head;
 	hdr()->blocks_head = SEG_SIZE;
 	struct pstack_snapshot snap;
@@ -340,6 +364,7 @@ int main(void)
 		cmocka_unit_test(no_such_process),
 		cmocka_unit_test_teardown(stations_are_read_and_garbage_skipped, drop_segment),
 		cmocka_unit_test_teardown(bad_blocks_are_ignored, drop_segment),
+		cmocka_unit_test_teardown(slots_never_handed_out_are_not_read, drop_segment),
 		cmocka_unit_test_teardown(growth_is_followed, drop_segment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
