@@ -109,13 +109,15 @@ bool ctp_unwind_room(void)
 
 /* A walk runs on the thread's walk stack (walk_stack.c), but only of a stack whose bounds are
  * known: a coroutine's, or the thread's own. A context the program made by hand, or a signal
- * stack, may end in anything; no stack is better than a broken program. */
-static bool known_stack(uint64_t sp)
+ * stack, may end in anything; no stack is better than a broken program. The top of the known
+ * stack that holds sp, 0 when there is none. */
+static uint64_t known_stack_top(uint64_t sp)
 {
-	if (ctp_stackmap_find(sp) != CTP_NO_STATION)
-		return true;
+	uint32_t idx = ctp_stackmap_find(sp);
+	if (idx != CTP_NO_STATION)
+		return CTP_LOAD_RELAXED(&ctp_station_at(idx)->stack_hi);
 	struct ctp_thread *t = &ctp_tls_thread;
-	return sp >= t->stack_lo && sp < t->stack_hi;
+	return sp >= t->stack_lo && sp < t->stack_hi ? t->stack_hi : 0;
 }
 
 /* unw_backtrace into the area's frames, from the caller (its first frame), on the stack this
@@ -153,7 +155,7 @@ static void walk_on_walk_stack(void *arg)
  * how many frames, 0 when it cannot walk. */
 static __attribute__((always_inline)) inline int walk(struct ctp_walk_area **area, int max)
 {
-	if (!unw_backtrace_fn || !known_stack((uint64_t)__builtin_frame_address(0)))
+	if (!unw_backtrace_fn || !known_stack_top((uint64_t)__builtin_frame_address(0)))
 		return 0;
 	struct ctp_thread *t = &ctp_tls_thread;
 	struct walk w = {.area = ctp_walk_area_get(t), .max = max};
@@ -207,8 +209,15 @@ __attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint
 uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,
 				    uint32_t max, uint64_t call_site, uint64_t sp)
 {
-	if (!unw_backtrace_fn || max == 0 || call_site == 0 || !known_stack(sp))
+	uint64_t top = known_stack_top(sp);
+	if (!unw_backtrace_fn || max == 0 || call_site == 0 || top == 0)
 		return 0;
-	int n = walk_here(area, (int)(max + CTP_WALK_OWN_FRAMES_MAX));
-	return from_call_site(area, n, frames, max, call_site);
+	uint32_t n = ctp_unwind_memo_find(&area->memo, sp, top, max, frames);
+	if (n)
+		return n;
+	n = from_call_site(area, walk_here(area, (int)(max + CTP_WALK_OWN_FRAMES_MAX)), frames, max,
+			   call_site);
+	if (n)
+		ctp_unwind_memo_note(&area->memo, sp, top, *frames, n);
+	return n;
 }

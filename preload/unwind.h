@@ -24,7 +24,8 @@ CTP_HIDDEN uint32_t ctp_unwind(const uint64_t **frames, uint32_t max, uint32_t s
  * frames. */
 CTP_HIDDEN uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max, uint64_t call_site);
 /* The same, for a caller that runs on the walk stack already (ctp_on_walk_stack, with `area`):
- * sp is a stack pointer of the stack walked, whose bounds must be known. */
+ * sp is the slot of the stack walked that holds call_site (whose bounds must be known). A stack
+ * walked at the same place before may be checked in memory instead (unwind_memo.h). */
 struct ctp_walk_area;
 CTP_HIDDEN uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,
 					       uint32_t max, uint64_t call_site, uint64_t sp);

@@ -9,6 +9,7 @@
 #include "ctp/segment.h"
 #include "preload/compiler.h"
 #include "preload/threads.h"
+#include "preload/unwind_memo.h"
 
 /* Frames of the preload's own a walk may find above the code it is asked about (hook, assembly
  * stub, helpers that did not inline, the walk stack's own two: the function run there and
@@ -16,17 +17,21 @@
 enum { CTP_WALK_OWN_FRAMES_MAX = 10 };
 
 /* A thread's walk area: on top of the stack walks run on, what a function run there is handed
- * (`job`, so that the caller needs no frame of its own: see events.c) and the walker's result. */
+ * (`job`, so that the caller needs no frame of its own: see events.c), the walker's result and
+ * the stacks it remembers (unwind_memo.h; its pages are touched only as places are noted). */
 struct ctp_walk_area {
 	uint64_t job[8];
 	void *frames[CTP_MAX_STACK_DEPTH + CTP_WALK_OWN_FRAMES_MAX];
+	struct ctp_unwind_memo memo;
 };
 
 /* The mapping: a guard page, then the stack, the area on its top. 64 KiB is libunwind's slow
  * path and a signal handler that lands during a walk, with room. */
 enum {
 	CTP_WALK_GUARD_BYTES = 4096,
-	CTP_WALK_MAP_BYTES = CTP_WALK_GUARD_BYTES + 64 * 1024,
+	CTP_WALK_STACK_BYTES = 64 * 1024,
+	CTP_WALK_MAP_BYTES = CTP_WALK_GUARD_BYTES + CTP_WALK_STACK_BYTES +
+			     (sizeof(struct ctp_walk_area) + 4095) / 4096 * 4096,
 	/* From the mapping's start to the stack's top (the area's start). */
 	CTP_WALK_TOP_OFFSET = CTP_WALK_MAP_BYTES - sizeof(struct ctp_walk_area),
 };

@@ -31,4 +31,25 @@ expect_eq "8 suspends" 8 "$i"
 expect_eq "no suspend is given the other caller's stack" 0 "$wrong"
 check "the collector unwound read_body suspends ($bodies of 4)" [ "$bodies" -ge 2 ]
 check "and read_header ones again after them ($headers of 3)" [ "$headers" -ge 2 ]
+
+# Many coroutines made alike, each suspending once at that place and depth, in groups of ten
+# through read_header, then read_body, and so on: each suspend is a first at its place, unwound
+# by the process, which may serve a stack it remembered from an earlier coroutine only where
+# memory still holds it. Each must have its whole stack, through its own caller.
+N=60 GROUP=10
+trace many -- "$PROGRAMS/same_place_many" $N $GROUP
+expect_eq "ctp-run exits as the program did" 0 "$status"
+expect_eq "the program's output" "coroutines=$N group=$GROUP" "$(cat "$WORK/many.out")"
+# Per coroutine in the order made: the functions of the stack of its first suspend.
+q many '(map(select(.type == "stack") | {key: (.id | tostring), value: [.frames[].sym]})
+		| from_entries) as $s
+	| .[] as $l | select($l.type == "coro" and $l.kind == "ucontext") | $l.coro as $c
+	| [$s[([.[] | select(.type == "switch" and .from == $c)][0].stack | tostring)] // [] | .[]]
+	| join(" ")' >"$WORK/many.stacks"
+expected=$(for i in $(seq 0 $((N - 1))); do
+	caller=$([ $(((i / GROUP) % 2)) -eq 0 ] && echo read_header || echo read_body)
+	echo "wait_io $caller connection entry ctp_makecontext_entry"
+done)
+expect_eq "all $N suspends have their whole stack, through their own caller" "$expected" \
+	"$(cat "$WORK/many.stacks")"
 finish

@@ -1,0 +1,52 @@
+/* Stacks unwound at a switch, remembered with where their return addresses lay, so that the next
+ * coroutine to suspend at the same place is checked against memory instead of walked again.
+ *
+ * By default a coroutine's stack is unwound on the switch path the first time it suspends at a
+ * place. A program that makes a coroutine per request (pdns-recursor, a Boost.Fiber tree) has
+ * every one of them suspend at the same few places, each for the first time: libunwind walked
+ * each of those stacks, ~1,000 instructions a walk, nearly half of what tracing added to such a
+ * program. Coroutines made alike and suspended at one call site at one depth below their stack's
+ * top mostly have the same stack there, but not always: two callers whose frames are equal in
+ * size reach a call site at the same depth. So a remembered stack is used only when each of its
+ * return addresses is still in memory where the walk's lay, as the collector does for a
+ * coroutine back at a place it unwound before (collector/deferred_stacks.c): the words are the
+ * stack itself, so a match is the walk's own answer. Where they lay is found by looking for
+ * each address above the previous one, from the call site up; a place is remembered at its
+ * second walk, so that places seen once cost no search.
+ *
+ * Per thread, in the walk area (walk_stack.h), used only on the walk stack: no lock. */
+#ifndef CTP_PRELOAD_UNWIND_MEMO_H
+#define CTP_PRELOAD_UNWIND_MEMO_H
+
+#include <stdint.h>
+
+#include "ctp/segment.h"
+#include "preload/compiler.h"
+
+enum { CTP_UNWIND_MEMO_PLACES = 32 };
+
+/* A place: a call site at a depth (bytes from the call site's slot to the stack's top). */
+struct ctp_unwind_memo_entry {
+	uint64_t call_site;
+	uint32_t depth;
+	uint32_t n; /* frames remembered, call site first; 0: the place was walked once */
+	uint64_t frames[CTP_MAX_STACK_DEPTH];
+	uint32_t
+		offset[CTP_MAX_STACK_DEPTH]; /* frames[k] lay at the call site's slot + offset[k] */
+};
+
+struct ctp_unwind_memo {
+	struct ctp_unwind_memo_entry entry[CTP_UNWIND_MEMO_PLACES];
+};
+
+/* The stack remembered for a suspend whose call site lies at `slot` in a stack whose top is
+ * `top`, if memory still holds it; *frames points into the memo, valid until the next note.
+ * Returns how many frames (at most max), 0 when there is none to use. */
+CTP_HIDDEN uint32_t ctp_unwind_memo_find(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top,
+					 uint32_t max, const uint64_t **frames);
+/* After a walk of such a suspend (frames[0] is the call site, read from `slot`): notes the place,
+ * and at its second walk remembers the stack where its return addresses are found. */
+CTP_HIDDEN void ctp_unwind_memo_note(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top,
+				     const uint64_t *frames, uint32_t n);
+
+#endif
