@@ -19,7 +19,7 @@
 
 void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
 		    uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
-		    uint32_t skip)
+		    uint64_t call_site, uint64_t slot)
 {
 	const uint64_t *frames = NULL;
 	uint32_t n = 0;
@@ -27,7 +27,7 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	/* Objects loaded since the last look (dlopen is not hooked, see modules.c). */
 	ctp_modules_scan();
 	if (kind != CTP_KIND_THREAD)
-		n = ctp_unwind(&frames, ctp_proc.config.stack_depth, skip + 1);
+		n = ctp_unwind_from(&frames, ctp_proc.config.stack_depth, call_site, slot);
 	uint64_t now = ctp_now();
 	struct ctp_station *s = ctp_station_at(idx);
 	uint32_t seq = ctp_station_write_begin(s);

@@ -15,10 +15,14 @@ static inline uint64_t ctp_coro_new_id(void)
 	return __atomic_fetch_add(&ctp_seg.hdr->next_coro_id, 1, __ATOMIC_RELAXED);
 }
 /* New coroutine `coro` in station `idx` (already allocated): fills the station and emits CREATE
- * with the creation stack (`skip` frames of the preload's own). */
+ * with the creation stack, from `call_site` (the return address of the hook that creates it,
+ * stored at `slot`: the hook's frame address + 8) on; 0, 0 for no stack (a thread's). */
 CTP_HIDDEN void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
 			       uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
-			       uint32_t skip);
+			       uint64_t call_site, uint64_t slot);
+/* The call_site and slot of ctp_coro_begin, in the hook that creates the coroutine. */
+#define CTP_CREATED_HERE()                                                                         \
+	(uint64_t) __builtin_return_address(0), (uint64_t)__builtin_frame_address(0) + 8
 /* Where the current coroutine suspends, as a hook knows it for free: the return address into
  * the code that called the switch, and where the switch saves the coroutine's registers
  * (station.saved_ctx, enum ctp_ctx_kind), from which its whole stack is unwound later, off the

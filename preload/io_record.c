@@ -146,7 +146,7 @@ static uint32_t would_block_stack(struct ctp_station *s, const uint64_t *call_si
 	if (max == 0 || *call_site == 0)
 		return 0;
 	if (ctp_proc.config.stacks_every_switch || ctp_first_time_here(s, *call_site, depth))
-		n = ctp_unwind_from(frames, max, *call_site);
+		n = ctp_unwind_from(frames, max, *call_site, depth + 8);
 	if (n == 0) {
 		*frames = call_site;
 		n = 1;

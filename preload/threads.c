@@ -121,7 +121,7 @@ static bool start_tracing(struct ctp_thread *t)
 	/* No page is UINT64_MAX: the lookup hints hold nothing yet. */
 	t->lookup[0].page = t->lookup[1].page = UINT64_MAX;
 	ctp_coro_begin(t, t->self, coro, CTP_KIND_THREAD, t->entry_hint, t->stack_lo, t->stack_hi,
-		       CTP_STATE_RUNNING, 0);
+		       CTP_STATE_RUNNING, 0, 0);
 	t->slot = ctp_thread_stacks_add(t->self);
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_setspecific(exit_key, t); /* any non-NULL value makes the destructor run */

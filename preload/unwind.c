@@ -197,13 +197,21 @@ static uint32_t from_call_site(struct ctp_walk_area *area, int n, const uint64_t
 }
 
 __attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max,
-						   uint64_t call_site)
+						   uint64_t call_site, uint64_t slot)
 {
 	struct ctp_walk_area *area;
 	if (max == 0 || call_site == 0)
 		return 0;
-	int n = walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX));
-	return from_call_site(area, n, frames, max, call_site);
+	uint64_t top = slot ? known_stack_top(slot) : 0;
+	struct ctp_walk_area *memo = top ? ctp_walk_area_get(&ctp_tls_thread) : NULL;
+	uint32_t n = memo ? ctp_unwind_memo_find(&memo->memo, slot, top, max, frames) : 0;
+	if (n)
+		return n;
+	n = from_call_site(area, walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX)), frames, max,
+			   call_site);
+	if (n && memo)
+		ctp_unwind_memo_note(&memo->memo, slot, top, *frames, n);
+	return n;
 }
 
 uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,

@@ -21,8 +21,10 @@ CTP_HIDDEN bool ctp_called_from_unwinder(const void *return_address);
 CTP_HIDDEN uint32_t ctp_unwind(const uint64_t **frames, uint32_t max, uint32_t skip);
 /* The same walk, kept from the frame whose return address is call_site on: the frames of the
  * preload's own above it, however many, are dropped. 0 when call_site is not among the first
- * frames. */
-CTP_HIDDEN uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max, uint64_t call_site);
+ * frames. slot: where call_site is stored (a hook's frame address + 8), so that a stack walked at
+ * that place before may be checked in memory instead (unwind_memo.h); 0 when unknown. */
+CTP_HIDDEN uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max, uint64_t call_site,
+				    uint64_t slot);
 /* The same, for a caller that runs on the walk stack already (ctp_on_walk_stack, with `area`):
  * sp is the slot of the stack walked that holds call_site (whose bounds must be known). A stack
  * walked at the same place before may be checked in memory instead (unwind_memo.h). */
