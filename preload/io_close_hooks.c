@@ -26,7 +26,7 @@ CTP_EXPORT int close(int fd)
 	int rc = real_close(fd);
 	/* Linux frees the fd even when close reports EINTR or EIO. */
 	if (rc == 0 || errno != EBADF)
-		ctp_io_close_end(fd, &c);
+		ctp_io_close_end(fd, &c, CTP_IO_CALLER());
 	return rc;
 }
 
@@ -44,7 +44,7 @@ static int close_range_sparing_ours(unsigned first, unsigned last, int flags,
 	for (uint64_t fd = first; fd <= last && fd < high; fd++) {
 		struct ctp_fd_closing c;
 		if (ctp_io_close_begin((int)fd, &c) && !ctp_own_fd((int)fd))
-			ctp_io_close_end((int)fd, &c);
+			ctp_io_close_end((int)fd, &c, 0, 0);
 	}
 	return rc;
 }
@@ -83,7 +83,7 @@ CTP_EXPORT int dup2(int oldfd, int newfd)
 		return real_dup2(oldfd, newfd);
 	int rc = real_dup2(oldfd, newfd);
 	if (rc >= 0)
-		ctp_io_close_end(newfd, &c);
+		ctp_io_close_end(newfd, &c, CTP_IO_CALLER());
 	return rc;
 }
 
@@ -98,6 +98,6 @@ CTP_EXPORT int dup3(int oldfd, int newfd, int flags)
 		return real_dup3(oldfd, newfd, flags);
 	int rc = real_dup3(oldfd, newfd, flags);
 	if (rc >= 0)
-		ctp_io_close_end(newfd, &c);
+		ctp_io_close_end(newfd, &c, CTP_IO_CALLER());
 	return rc;
 }

@@ -241,7 +241,8 @@ static bool close_is_ours(void)
 	return (uint32_t)syscall(SYS_getpid) == ctp_proc.pid;
 }
 
-__attribute__((noinline)) void ctp_io_close_end(int fd, const struct ctp_fd_closing *c)
+__attribute__((noinline)) void ctp_io_close_end(int fd, const struct ctp_fd_closing *c,
+						uint64_t call_site, uint64_t frame)
 {
 	int saved = errno;
 	if (!close_is_ours())
@@ -274,7 +275,9 @@ __attribute__((noinline)) void ctp_io_close_end(int fd, const struct ctp_fd_clos
 					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 	const uint64_t *frames = NULL;
-	uint32_t n = ctp_unwind(&frames, ctp_proc.config.stack_depth, OWN_FRAMES);
+	uint32_t depth = ctp_proc.config.stack_depth;
+	uint32_t n = call_site ? ctp_unwind_from(&frames, depth, call_site, frame + 8)
+			       : ctp_unwind(&frames, depth, OWN_FRAMES);
 	emit_fd(t, CTP_FD_CLOSE, fd, waiter ? (wait_op & CTP_WAIT_OP_MASK) : CTP_OP_NONE, waiter,
 		frames, n);
 	idle(t);

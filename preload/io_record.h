@@ -39,8 +39,11 @@ static inline bool ctp_io_close_begin(int fd, struct ctp_fd_closing *c)
 	c->op = __atomic_load_n(&s->op, __ATOMIC_RELAXED);
 	return c->watch || c->station;
 }
-/* ...and after it was closed: the CLOSE record, the waiter's station marked closed. */
-CTP_HIDDEN void ctp_io_close_end(int fd, const struct ctp_fd_closing *c);
+/* ...and after it was closed: the CLOSE record, the waiter's station marked closed. call_site,
+ * frame: the closing hook's CTP_IO_CALLER(), whose place lets a stack walked there before be
+ * checked in memory (unwind_memo.h); 0, 0 where there is no one call (close_range's loop). */
+CTP_HIDDEN void ctp_io_close_end(int fd, const struct ctp_fd_closing *c, uint64_t call_site,
+				 uint64_t frame);
 /* An fd that epoll, poll or select reported ready: a READY record if a coroutine waits on it. */
 CTP_HIDDEN void ctp_io_ready(int fd, struct ctp_fd_slot *s);
 /* epoll_ctl succeeded: REGISTER or UNREGISTER. */
