@@ -50,31 +50,37 @@ static void entry(unsigned lo, unsigned hi)
 	connection((ucontext_t *)(((uintptr_t)hi << 32) | lo));
 }
 
+/* main's state: statics, since getcontext may return twice (-Wclobbered). */
+static int n, group;
+static ucontext_t *ctx;
+static char *stacks;
+static int next;
+
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 60;
-	int group = argc > 2 ? atoi(argv[2]) : 10;
+	n = argc > 1 ? atoi(argv[1]) : 60;
+	group = argc > 2 ? atoi(argv[2]) : 10;
 	if (n <= 0 || group <= 0) {
 		fprintf(stderr, "usage: same_place_many [COROUTINES [GROUP]]\n");
 		return 2;
 	}
-	ucontext_t *ctx = calloc((size_t)n, sizeof(*ctx));
-	char *stacks = malloc((size_t)n * STACK_SIZE);
+	ctx = calloc((size_t)n, sizeof(*ctx));
+	stacks = malloc((size_t)n * STACK_SIZE);
 	if (!ctx || !stacks)
 		return 1;
-	for (int i = 0; i < n; i++) {
-		getcontext(&ctx[i]);
-		ctx[i].uc_stack.ss_sp = stacks + (size_t)i * STACK_SIZE;
-		ctx[i].uc_stack.ss_size = STACK_SIZE;
-		ctx[i].uc_link = &main_ctx;
-		uintptr_t self = (uintptr_t)&ctx[i];
-		makecontext(&ctx[i], (void (*)(void))entry, 2, (unsigned)self,
+	for (next = 0; next < n; next++) {
+		getcontext(&ctx[next]);
+		ctx[next].uc_stack.ss_sp = stacks + (size_t)next * STACK_SIZE;
+		ctx[next].uc_stack.ss_size = STACK_SIZE;
+		ctx[next].uc_link = &main_ctx;
+		uintptr_t self = (uintptr_t)&ctx[next];
+		makecontext(&ctx[next], (void (*)(void))entry, 2, (unsigned)self,
 			    (unsigned)(self >> 32));
-		use_body = (i / group) % 2;
-		swapcontext(&main_ctx, &ctx[i]); /* runs to its suspend */
+		use_body = (next / group) % 2;
+		swapcontext(&main_ctx, &ctx[next]); /* runs to its suspend */
 	}
-	for (int i = 0; i < n; i++)
-		swapcontext(&main_ctx, &ctx[i]); /* and to its end */
+	for (next = 0; next < n; next++)
+		swapcontext(&main_ctx, &ctx[next]); /* and to its end */
 	printf("coroutines=%d group=%d\n", n, group);
 	free(stacks);
 	free(ctx);

@@ -15,6 +15,8 @@ static ucontext_t main_ctx;
 static ucontext_t ctx[COROUTINES];
 static int use_second;
 static long changed_words, changed_errno;
+/* main's loop index: a static, since getcontext may return twice (-Wclobbered). */
+static int next;
 
 static NOINLINE void suspend_here(ucontext_t *self, uint64_t seed)
 {
@@ -53,22 +55,22 @@ static void entry(unsigned lo, unsigned hi)
 int main(void)
 {
 	static char stacks[COROUTINES][STACK_SIZE];
-	for (int i = 0; i < COROUTINES; i++) {
-		getcontext(&ctx[i]);
-		ctx[i].uc_stack.ss_sp = stacks[i];
-		ctx[i].uc_stack.ss_size = STACK_SIZE;
-		ctx[i].uc_link = &main_ctx;
-		uintptr_t self = (uintptr_t)&ctx[i];
-		makecontext(&ctx[i], (void (*)(void))entry, 2, (unsigned)self,
+	for (next = 0; next < COROUTINES; next++) {
+		getcontext(&ctx[next]);
+		ctx[next].uc_stack.ss_sp = stacks[next];
+		ctx[next].uc_stack.ss_size = STACK_SIZE;
+		ctx[next].uc_link = &main_ctx;
+		uintptr_t self = (uintptr_t)&ctx[next];
+		makecontext(&ctx[next], (void (*)(void))entry, 2, (unsigned)self,
 			    (unsigned)(self >> 32));
-		use_second = (i / GROUP) % 2;
+		use_second = (next / GROUP) % 2;
 		errno = SENTINEL;
-		swapcontext(&main_ctx, &ctx[i]);
+		swapcontext(&main_ctx, &ctx[next]);
 		changed_errno += errno != SENTINEL;
 	}
-	for (int i = 0; i < COROUTINES; i++) {
+	for (next = 0; next < COROUTINES; next++) {
 		errno = SENTINEL;
-		swapcontext(&main_ctx, &ctx[i]);
+		swapcontext(&main_ctx, &ctx[next]);
 		changed_errno += errno != SENTINEL;
 	}
 	printf("%d coroutines, stack words changed %ld, errno changed %ld times\n", COROUTINES,
