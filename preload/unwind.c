@@ -200,8 +200,8 @@ __attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint
 						   uint64_t call_site, uint64_t slot)
 {
 	struct ctp_walk_area *area;
-	if (max == 0 || call_site == 0)
-		return 0;
+	if (!unw_backtrace_fn || max == 0 || call_site == 0)
+		return 0; /* nothing to walk with: no walk area mapped for a memo either */
 	uint64_t top = slot ? known_stack_top(slot) : 0;
 	struct ctp_walk_area *memo = top ? ctp_walk_area_get(&ctp_tls_thread) : NULL;
 	uint32_t n = memo ? ctp_unwind_memo_find(&memo->memo, slot, top, max, frames) : 0;
