@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "collector/convert_pacing.h"
 #include "collector/harvester.h"
 #include "collector/proc.h"
 #include "collector/records.h"
@@ -75,6 +76,8 @@ struct loop {
 	struct held_exit *held;
 	size_t nheld, held_cap;
 	uint8_t *msg; /* receive buffer, CTP_WIRE_MAX bytes */
+	struct ctp_convert_pacing pacing;
+	int cpu_time_fd; /* this thread's scheduler totals (convert_pacing.h), -1: none */
 };
 
 /* Markers for epoll data that are not connections. */
@@ -509,11 +512,32 @@ static void on_signal(struct loop *L)
 		write_snapshots(L);
 }
 
+/* Whether to convert now (convert_pacing.h): not while the CPUs are busy and the records can
+ * wait. They cannot once the launcher has gone: the run is ending. */
+static bool convert_now(struct loop *L, uint64_t now)
+{
+	bool ending =
+		L->stop || (L->launcher_seen && !L->launcher_open) || ms_to_finish(L, now) == 0;
+	return ctp_convert_pacing_convert_now(&L->pacing, now, ctp_harvester_pending(&L->H),
+					      ending);
+}
+
+static void pacing_turn_done(struct loop *L)
+{
+	struct ctp_cpu_time t;
+	if (L->pacing.enabled && ctp_cpu_time_read(L->cpu_time_fd, &t))
+		ctp_convert_pacing_turn_done(&L->pacing, ctp_monotonic_ns(),
+					     ctp_harvester_pending(&L->H), &t);
+}
+
 static void run_loop(struct loop *L)
 {
 	struct epoll_event evs[64];
 	for (;;) {
-		bool more = convert_turn(L);
+		bool converting = convert_now(L, ctp_monotonic_ns());
+		bool more = converting && convert_turn(L);
+		if (converting)
+			pacing_turn_done(L);
 		uint64_t now = ctp_monotonic_ns();
 		tick(L, now);
 		int64_t left = ms_to_finish(L, now);
@@ -522,13 +546,16 @@ static void run_loop(struct loop *L)
 		if (left == 0)
 			continue;
 		/* Sleep only with less than a batch spooled; the harvester wakes us when there is
-		 * more (harvester.h). */
+		 * more (harvester.h). While conversion holds back, until its next probe, and the
+		 * harvester is not asked to wake us. */
 		int timeout = 0;
-		if (!more) {
+		if (!converting) {
+			timeout = ctp_convert_pacing_wait_ms(&L->pacing, now);
+		} else if (!more) {
 			timeout = ctp_harvester_main_sleep_ms(&L->H, SLEEP_MS);
-			if (left > 0 && left < timeout)
-				timeout = (int)left;
 		}
+		if (left > 0 && left < timeout)
+			timeout = (int)left;
 		int n = epoll_wait(L->ep, evs, 64, timeout);
 		ctp_harvester_main_woke(&L->H);
 		for (int i = 0; i < n; i++) {
@@ -686,6 +713,11 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	L.c.have_tsc = true;
 #endif
 	ctp_harvester_room_freed(&L.H); /* stocks the spool's pool once chunks are needed */
+	struct ctp_cpu_time cpu_now;
+	L.cpu_time_fd = o->hold_ms ? ctp_cpu_time_open() : -1;
+	bool have_cpu_time = L.cpu_time_fd >= 0 && ctp_cpu_time_read(L.cpu_time_fd, &cpu_now);
+	ctp_convert_pacing_init(&L.pacing, (uint64_t)o->hold_ms, o->spool_bytes,
+				have_cpu_time ? &cpu_now : NULL);
 
 	run_loop(&L);
 	finish(&L);
@@ -714,6 +746,12 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 			(unsigned long long)em->switches, em->switches == 1 ? "" : "es",
 			(unsigned long long)em->lost, unwritten, o->output, size);
 	}
+	if (o->summary && L.pacing.holds)
+		fprintf(stderr,
+			"ctp: the CPUs were busy: conversion held back %llu time%s, %.1f s in all "
+			"(--hold-ms)\n",
+			(unsigned long long)L.pacing.holds, L.pacing.holds == 1 ? "" : "s",
+			(double)L.pacing.held_ns / 1e9);
 	if (L.H.full_waits)
 		fprintf(stderr,
 			"ctp-collector: the spool reached its limit of %llu MiB; traced threads "
@@ -724,6 +762,8 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 			(unsigned long long)L.c.corrupt_rings);
 	remove_socket(o);
 	ctp_symbolizer_free(L.c.sym);
+	if (L.cpu_time_fd >= 0)
+		close(L.cpu_time_fd);
 	close(L.lfd);
 	close(L.sfd);
 	close(L.ep);

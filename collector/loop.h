@@ -13,6 +13,7 @@ struct ctp_collector_options {
 	bool summary;
 	int level;
 	int grace_ms;
+	int hold_ms; /* longest hold of conversion while the CPUs are busy (convert_pacing.h) */
 	uint64_t spool_bytes;	/* bound of the memory holding harvested, unconverted records */
 	bool remove_socket_dir; /* the socket's directory was made for this run: remove it too */
 };

@@ -15,6 +15,8 @@
  * switches a second on one core. */
 #define DEFAULT_LEVEL CTP_ZWRITER_LEVEL_AUTO
 #define DEFAULT_GRACE_MS 2000
+#define DEFAULT_HOLD_MS 2000
+#define MAX_HOLD_MS 60000
 /* Records harvested and not yet written are held in memory up to this bound; beyond it the
  * traced threads' rings fill and drop records (counted). 256 MiB is minutes of a slow disk or
  * a few seconds of the busiest programs. */
@@ -36,11 +38,32 @@ static void usage(FILE *f)
 	      "                  frames of a busy trace (over 4 MiB of text a second)\n"
 	      "  --grace-ms N    how long to wait for processes after the launcher has gone\n"
 	      "                  (default 2000)\n"
+	      "  --hold-ms N     while the CPUs are busy, hold records unconverted for up to N\n"
+	      "                  ms, so that the traced program has the CPUs (0: never; default\n"
+	      "                  CTP_HOLD_MS, else 2000)\n"
 	      "  --spool-mb N    memory for records harvested but not yet written, in MiB\n"
 	      "                  (default 256; when it is full, records are dropped and counted)\n"
 	      "  --remove-socket-dir  at the end, remove the socket's directory too (when empty)\n"
 	      "  --help, --version\n",
 	      f);
+}
+
+static bool parse_int(const char *s, long min, long max, int *out);
+
+/* The collector is started by ctp-run or by the preload, with the program's environment: this is
+ * how a user reaches the setting in both forms. A bad value is ignored, as the preload ignores
+ * its own. */
+static int hold_ms_from_env(void)
+{
+	const char *s = getenv("CTP_HOLD_MS");
+	int v;
+	if (!s || !*s)
+		return DEFAULT_HOLD_MS;
+	if (parse_int(s, 0, MAX_HOLD_MS, &v))
+		return v;
+	fprintf(stderr, "ctp-collector: ignoring CTP_HOLD_MS=%s: not a number from 0 to %d\n", s,
+		MAX_HOLD_MS);
+	return DEFAULT_HOLD_MS;
 }
 
 static bool parse_int(const char *s, long min, long max, int *out)
@@ -64,6 +87,7 @@ int main(int argc, char **argv)
 		OPT_LEVEL,
 		OPT_GRACE,
 		OPT_SPOOL,
+		OPT_HOLD,
 		OPT_REMOVE_DIR,
 		OPT_HELP,
 		OPT_VERSION
@@ -76,6 +100,7 @@ int main(int argc, char **argv)
 		{"level", required_argument, NULL, OPT_LEVEL},
 		{"grace-ms", required_argument, NULL, OPT_GRACE},
 		{"spool-mb", required_argument, NULL, OPT_SPOOL},
+		{"hold-ms", required_argument, NULL, OPT_HOLD},
 		{"remove-socket-dir", no_argument, NULL, OPT_REMOVE_DIR},
 		{"help", no_argument, NULL, OPT_HELP},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -85,6 +110,7 @@ int main(int argc, char **argv)
 		.ready_fd = -1,
 		.level = DEFAULT_LEVEL,
 		.grace_ms = DEFAULT_GRACE_MS,
+		.hold_ms = hold_ms_from_env(),
 		.spool_bytes = (uint64_t)DEFAULT_SPOOL_MB << 20,
 	};
 	int spool_mb;
@@ -127,6 +153,13 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			o.spool_bytes = (uint64_t)spool_mb << 20;
+			break;
+		case OPT_HOLD:
+			if (!parse_int(optarg, 0, MAX_HOLD_MS, &o.hold_ms)) {
+				fprintf(stderr, "ctp-collector: bad --hold-ms: %s (0 to %d)\n",
+					optarg, MAX_HOLD_MS);
+				return 1;
+			}
 			break;
 		case OPT_REMOVE_DIR:
 			o.remove_socket_dir = true;

@@ -1,0 +1,101 @@
+#include "collector/convert_pacing.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WINDOW_NS 2000000ull /* 2 ms of wanting a CPU: one verdict */
+/* While holding, a window of converting after 20 ms, then after twice as long each time the CPUs
+ * are still busy, up to 160 ms: a probe converts for 4-8 ms (a turn is more than a window), and
+ * a busy period of a second probed every 20 ms gave a quarter of the conversion back to it. */
+#define PROBE_FIRST_NS 20000000ull
+#define PROBE_MAX_NS 160000000ull
+
+void ctp_convert_pacing_init(struct ctp_convert_pacing *p, uint64_t hold_ms, uint64_t spool_limit,
+			     const struct ctp_cpu_time *cpu_now)
+{
+	memset(p, 0, sizeof(*p));
+	p->enabled = hold_ms > 0 && cpu_now;
+	p->hold_ns = hold_ms * 1000000ull;
+	p->hold_bytes = spool_limit / 4;
+	p->start_bytes = spool_limit / 8;
+	if (cpu_now)
+		p->window = *cpu_now;
+}
+
+static void end_hold(struct ctp_convert_pacing *p, uint64_t now)
+{
+	p->holding = false;
+	p->held_ns += now - p->held_since;
+}
+
+bool ctp_convert_pacing_convert_now(struct ctp_convert_pacing *p, uint64_t now, uint64_t pending,
+				    bool ending)
+{
+	if (!p->holding)
+		return true;
+	if (ending || pending >= p->hold_bytes || now - p->held_since >= p->hold_ns) {
+		end_hold(p, now);
+		return true;
+	}
+	return now >= p->next_probe;
+}
+
+void ctp_convert_pacing_turn_done(struct ctp_convert_pacing *p, uint64_t now, uint64_t pending,
+				  const struct ctp_cpu_time *cpu_now)
+{
+	if (!p->enabled)
+		return;
+	uint64_t ran = cpu_now->ran - p->window.ran;
+	uint64_t waited = cpu_now->waited - p->window.waited;
+	if (ran + waited < WINDOW_NS)
+		return; /* too little yet to tell */
+	p->window = *cpu_now;
+	bool busy = waited * 4 >= ran + waited;
+	if (p->holding) {
+		if (!busy) {
+			end_hold(p, now);
+			return;
+		}
+		if (p->probe_every < PROBE_MAX_NS)
+			p->probe_every *= 2;
+		p->next_probe = now + p->probe_every;
+	} else if (busy && pending < p->start_bytes) {
+		p->holding = true;
+		p->held_since = now;
+		p->probe_every = PROBE_FIRST_NS;
+		p->next_probe = now + p->probe_every;
+		p->holds++;
+	}
+}
+
+int ctp_convert_pacing_wait_ms(const struct ctp_convert_pacing *p, uint64_t now)
+{
+	if (p->next_probe <= now)
+		return 1;
+	return (int)((p->next_probe - now + 999999) / 1000000);
+}
+
+int ctp_cpu_time_open(void)
+{
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	struct ctp_cpu_time t;
+	if (fd >= 0 && !ctp_cpu_time_read(fd, &t)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+bool ctp_cpu_time_read(int fd, struct ctp_cpu_time *t)
+{
+	/* "ran waited timeslices\n", all since the thread began; ns. */
+	char buf[96];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return sscanf(buf, "%" SCNu64 " %" SCNu64, &t->ran, &t->waited) == 2;
+}

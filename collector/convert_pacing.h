@@ -1,0 +1,69 @@
+/* When the converter yields to a busy machine.
+ *
+ * Converting records into compressed lines is most of the collector's CPU: ~250 ns a switch
+ * while it shares the CPUs with the program. A program that keeps every CPU busy (two
+ * Boost.Fiber threads on two cores) loses that time from its own run: its ping-pong ran at 0.78
+ * of its untraced speed, and at 0.92 with conversion held back (medians of 10 alternating runs).
+ * The harvester still empties the rings on time, so holding back loses nothing: the records wait
+ * in the spool, and are converted once a CPU is free.
+ *
+ * Whether the CPUs are busy is read from the converting thread's own scheduler totals
+ * (/proc/thread-self/schedstat: time run, and time waited for a CPU while runnable). A window of
+ * WINDOW_NS of wanting a CPU with a quarter or more of it waiting is a busy machine. Conversion
+ * then holds back, and probes now and then by converting for another window. The hold ends when
+ * a probe finds a CPU free; when it has lasted hold_ns, so that a live reader of the trace sees
+ * records at most about that late; when a quarter of the spool waits, so that the harvester never
+ * waits for room; or when the run ends. A hold starts only while less than an eighth of the spool
+ * waits: a long busy period alternates holds with conversions of the whole backlog. */
+#ifndef CTP_COLLECTOR_CONVERT_PACING_H
+#define CTP_COLLECTOR_CONVERT_PACING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A thread's scheduler totals, in ns. */
+struct ctp_cpu_time {
+	uint64_t ran, waited;
+};
+
+struct ctp_convert_pacing {
+	bool enabled;		    /* holds allowed: a hold time set and the totals readable */
+	uint64_t hold_ns;	    /* longest hold */
+	uint64_t hold_bytes;	    /* a hold ends when this much waits */
+	uint64_t start_bytes;	    /* a hold starts only when less than this waits */
+	struct ctp_cpu_time window; /* the totals when the current window began */
+	bool holding;
+	uint64_t held_since;  /* while holding: when the hold began */
+	uint64_t next_probe;  /* while holding: when to convert for a window again */
+	uint64_t probe_every; /* and the wait before it, which grows while the CPUs stay busy */
+	uint64_t holds;	      /* holds started, for the summary */
+	uint64_t held_ns;     /* their total length */
+};
+
+/* hold_ms 0, or cpu_now NULL (the totals cannot be read): never hold. */
+void ctp_convert_pacing_init(struct ctp_convert_pacing *p, uint64_t hold_ms, uint64_t spool_limit,
+			     const struct ctp_cpu_time *cpu_now);
+
+/* Whether to convert now, `pending` spooled bytes waiting. `ending`: the run is finishing, or
+ * something needs every record converted: never hold. */
+bool ctp_convert_pacing_convert_now(struct ctp_convert_pacing *p, uint64_t now, uint64_t pending,
+				    bool ending);
+
+/* After a conversion turn, with the thread's totals now: may start or end a hold. */
+void ctp_convert_pacing_turn_done(struct ctp_convert_pacing *p, uint64_t now, uint64_t pending,
+				  const struct ctp_cpu_time *cpu_now);
+
+/* While holding: milliseconds until the next probe (at least 1). */
+int ctp_convert_pacing_wait_ms(const struct ctp_convert_pacing *p, uint64_t now);
+
+static inline bool ctp_convert_pacing_holding(const struct ctp_convert_pacing *p)
+{
+	return p->holding;
+}
+
+/* Opens the calling thread's scheduler totals; -1 where the kernel does not keep them. */
+int ctp_cpu_time_open(void);
+/* Reads them from fd; false when they cannot be read. */
+bool ctp_cpu_time_read(int fd, struct ctp_cpu_time *t);
+
+#endif

@@ -1,0 +1,41 @@
+# While every CPU is busy, the collector holds conversion back, so that the traced program has the
+# CPUs (collector/convert_pacing.h), and the trace loses nothing by it: four processes, one
+# after another under one ctp-run, each make 100,000 switches while a busy loop runs on every CPU;
+# each one's switches are all in the trace, and the summary says that conversion held back. With
+# CTP_HOLD_MS=0 it never does, and a bad CTP_HOLD_MS is named and ignored.
+source "$CTP_SOURCE_DIR/test/integration/lib.sh"
+
+ROUNDS=50000 # 100,000 switches of 48 bytes a process: its ring holds them if the harvester waits
+RUNS=4
+for _ in $(seq "$(nproc)"); do
+	sh -c 'while :; do :; done' &
+	at_exit kill "$!"
+done
+
+run_all="for i in \$(seq $RUNS); do \"\$1\" $ROUNDS || exit; done"
+trace busy -- sh -c "$run_all" sh "$PROGRAMS/pingpong_count"
+expect_eq "every run ended well" 0 "$status"
+expect_eq "each run made its switches" "$RUNS" \
+	"$(lines -c "^switches $((2 * ROUNDS))\$" "$WORK/busy.out")"
+per_pid=$(grep '^{"type":"switch"' "$WORK/busy.jsonl" | jq -r .pid | sort | uniq -c |
+	awk -v want=$((2 * ROUNDS)) '$1 == want {n++} END {print n + 0}')
+expect_eq "every switch of every run is in the trace" "$RUNS" "$per_pid"
+expect_eq "nothing was lost" 0 "$(q busy '[.[] | select(.type == "loss")] | length')"
+check "the summary says conversion held back for the busy CPUs" \
+	grep -q '^ctp: the CPUs were busy: conversion held back [0-9]* times\?, [0-9.]* s in all' \
+	"$WORK/busy.err"
+
+CTP_HOLD_MS=0 trace never -- "$PROGRAMS/pingpong_count" "$ROUNDS"
+expect_eq "(CTP_HOLD_MS=0) the run ended well" 0 "$status"
+expect_eq "(CTP_HOLD_MS=0) every switch is in the trace" $((2 * ROUNDS)) \
+	"$(lines -c '^{"type":"switch"' "$WORK/never.jsonl")"
+check "(CTP_HOLD_MS=0) conversion never held back" \
+	bash -c '! grep -q "held back" "$1"' sh "$WORK/never.err"
+
+CTP_HOLD_MS=soon trace bad -- "$PROGRAMS/pingpong_count" 1000
+expect_eq "(CTP_HOLD_MS=soon) the run ended well" 0 "$status"
+check "(CTP_HOLD_MS=soon) the bad value is named" \
+	grep -q "ignoring CTP_HOLD_MS=soon: not a number from 0 to 60000" "$WORK/bad.err"
+expect_eq "(CTP_HOLD_MS=soon) every switch is in the trace" 2000 \
+	"$(lines -c '^{"type":"switch"' "$WORK/bad.jsonl")"
+finish
