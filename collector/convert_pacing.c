@@ -36,7 +36,9 @@ bool ctp_convert_pacing_convert_now(struct ctp_convert_pacing *p, uint64_t now, 
 {
 	if (!p->holding)
 		return true;
-	if (ending || pending >= p->hold_bytes || now - p->held_since >= p->hold_ns) {
+	if (pending >= p->hold_bytes)
+		p->overrun = true;
+	if (ending || p->overrun || now - p->held_since >= p->hold_ns) {
 		end_hold(p, now);
 		return true;
 	}
@@ -48,6 +50,8 @@ void ctp_convert_pacing_turn_done(struct ctp_convert_pacing *p, uint64_t now, ui
 {
 	if (!p->enabled)
 		return;
+	if (pending == 0)
+		p->overrun = false;
 	uint64_t ran = cpu_now->ran - p->window.ran;
 	uint64_t waited = cpu_now->waited - p->window.waited;
 	if (ran + waited < WINDOW_NS)
@@ -62,7 +66,7 @@ void ctp_convert_pacing_turn_done(struct ctp_convert_pacing *p, uint64_t now, ui
 		if (p->probe_every < PROBE_MAX_NS)
 			p->probe_every *= 2;
 		p->next_probe = now + p->probe_every;
-	} else if (busy && pending < p->start_bytes) {
+	} else if (busy && pending < p->start_bytes && !p->overrun) {
 		p->holding = true;
 		p->held_since = now;
 		p->probe_every = PROBE_FIRST_NS;

@@ -1,9 +1,9 @@
 /* When the converter holds back (collector/convert_pacing.h): a window of wanting a CPU that was
  * a quarter or more waiting starts a hold; a hold ends when a probe finds a CPU free, when it has
- * lasted its longest, when a quarter of the spool waits, or when the run ends; probes come less
- * often while the CPUs stay busy; a hold starts only when little waits; and nothing holds where
- * it is turned off or the scheduler's totals cannot be read. The thread's own totals are read on
- * the real /proc file too. */
+ * lasted its longest, when a quarter of the spool waits (and then none starts again until the
+ * spool is emptied), or when the run ends; probes come less often while the CPUs stay busy; a hold
+ * starts only when little waits; and nothing holds where it is turned off or the scheduler's totals
+ * cannot be read. The thread's own totals are read on the real /proc file too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,6 +139,24 @@ static void a_quarter_of_the_spool_ends_the_hold(void **state)
 	assert_false(ctp_convert_pacing_holding(&f.p));
 }
 
+/* A load the spool cannot absorb for a whole hold: holding again would only leave the converter
+ * idle while the spool fills. */
+static void no_hold_after_an_overrun_until_the_spool_is_emptied(void **state)
+{
+	(void)state;
+	struct fixture f;
+	start(&f, 2000);
+	turn(&f, 2, 2, LITTLE);
+	assert_true(ctp_convert_pacing_convert_now(&f.p, f.now, SPOOL / 4, false));
+	turn(&f, 2, 2, LITTLE); /* busy, and little waits: but the last hold overran */
+	turn(&f, 2, 2, LITTLE);
+	assert_false(ctp_convert_pacing_holding(&f.p));
+	turn(&f, 2, 2, 0); /* emptied */
+	turn(&f, 2, 2, LITTLE);
+	assert_true(ctp_convert_pacing_holding(&f.p));
+	assert_int_equal(f.p.holds, 2);
+}
+
 static void the_end_of_the_run_ends_the_hold(void **state)
 {
 	(void)state;
@@ -209,6 +227,7 @@ int main(void)
 		cmocka_unit_test(probes_come_less_often_while_busy),
 		cmocka_unit_test(a_hold_lasts_at_most_its_longest),
 		cmocka_unit_test(a_quarter_of_the_spool_ends_the_hold),
+		cmocka_unit_test(no_hold_after_an_overrun_until_the_spool_is_emptied),
 		cmocka_unit_test(the_end_of_the_run_ends_the_hold),
 		cmocka_unit_test(a_hold_starts_only_when_little_waits),
 		cmocka_unit_test(turned_off_or_unreadable_never_holds),
