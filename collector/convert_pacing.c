@@ -14,9 +14,10 @@
 #define PROBE_MAX_NS 160000000ull
 
 void ctp_convert_pacing_init(struct ctp_convert_pacing *p, uint64_t hold_ms, uint64_t spool_limit,
-			     const struct ctp_cpu_time *cpu_now)
+			     const struct ctp_cpu_time *cpu_now, uint32_t cpus)
 {
 	memset(p, 0, sizeof(*p));
+	p->cpus = cpus;
 	p->enabled = hold_ms > 0 && cpu_now;
 	p->hold_ns = hold_ms * 1000000ull;
 	p->hold_bytes = spool_limit / 4;
@@ -46,18 +47,25 @@ bool ctp_convert_pacing_convert_now(struct ctp_convert_pacing *p, uint64_t now, 
 }
 
 void ctp_convert_pacing_turn_done(struct ctp_convert_pacing *p, uint64_t now, uint64_t pending,
-				  const struct ctp_cpu_time *cpu_now)
+				  const struct ctp_cpu_time *cpu_now, uint32_t others_runnable)
 {
 	if (!p->enabled)
 		return;
 	if (pending == 0)
 		p->overrun = false;
+	if (others_runnable != CTP_RUNNABLE_UNKNOWN) {
+		p->samples++;
+		p->full_samples += others_runnable >= p->cpus;
+	}
 	uint64_t ran = cpu_now->ran - p->window.ran;
 	uint64_t waited = cpu_now->waited - p->window.waited;
 	if (ran + waited < WINDOW_NS)
 		return; /* too little yet to tell */
 	p->window = *cpu_now;
-	bool busy = waited * 4 >= ran + waited;
+	/* Waiting alone misses a converter that preempts the program on waking (the scheduler
+	 * favours a thread that slept): the run queues then show the program's threads waiting. */
+	bool busy = waited * 4 >= ran + waited || p->full_samples * 2 > p->samples;
+	p->samples = p->full_samples = 0;
 	if (p->holding) {
 		if (!busy) {
 			end_hold(p, now);
@@ -102,4 +110,24 @@ bool ctp_cpu_time_read(int fd, struct ctp_cpu_time *t)
 		return false;
 	buf[n] = 0;
 	return sscanf(buf, "%" SCNu64 " %" SCNu64, &t->ran, &t->waited) == 2;
+}
+
+int ctp_runnable_open(void)
+{
+	return open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+}
+
+uint32_t ctp_runnable_others(int fd, uint32_t ours_runnable)
+{
+	/* "0.50 0.30 0.20 3/250 12345\n": 3 runnable now, this thread among them. */
+	char buf[128];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+	if (n <= 0)
+		return CTP_RUNNABLE_UNKNOWN;
+	buf[n] = 0;
+	unsigned running, total;
+	if (sscanf(buf, "%*s %*s %*s %u/%u", &running, &total) != 2)
+		return CTP_RUNNABLE_UNKNOWN;
+	uint32_t ours = 1 + ours_runnable;
+	return running > ours ? running - ours : 0;
 }

@@ -8,16 +8,20 @@
  * in the spool, and are converted once a CPU is free.
  *
  * Whether the CPUs are busy is read from the converting thread's own scheduler totals
- * (/proc/thread-self/schedstat: time run, and time waited for a CPU while runnable). A window of
- * WINDOW_NS of wanting a CPU with a quarter or more of it waiting is a busy machine. Conversion
- * then holds back, and probes now and then by converting for another window. The hold ends when
- * a probe finds a CPU free; when it has lasted hold_ns, so that a live reader of the trace sees
- * records at most about that late; when a quarter of the spool waits, so that the harvester never
- * waits for room; or when the run ends. A hold starts only while less than an eighth of the spool
- * waits: a long busy period alternates holds with conversions of the whole backlog. After a hold
- * ended on a quarter of the spool, none starts until the spool has been emptied: the load
- * outruns holding (a flat-out ping-pong kept 0.30 of its switches instead of 0.7, its converter
- * idle while the spool filled, over and over). */
+ * (/proc/thread-self/schedstat: time run, and time waited for a CPU while runnable), and from the
+ * run queues (/proc/loadavg: threads runnable now). A window of WINDOW_NS of wanting a CPU is a
+ * busy machine when a quarter or more of it was spent waiting, or when most samples taken in it
+ * found as many runnable threads of others as there are CPUs. (The scheduler favours a thread
+ * that slept: the converter may take a CPU from the program on waking without waiting at all. By
+ * its waits alone, the ping-pong's runs of 0.4 s were held 0.2-0.4 s; with the run queues, 0.4 s
+ * each time.) Conversion then holds back, and probes now and then by converting for another
+ * window. The hold ends when a probe finds a CPU free; when it has lasted hold_ns, so that a live
+ * reader of the trace sees records at most about that late; when a quarter of the spool waits,
+ * so that the harvester never waits for room; or when the run ends. A hold starts only while
+ * less than an eighth of the spool waits: a long busy period alternates holds with conversions
+ * of the whole backlog. After a hold ended on a quarter of the spool, none starts until the spool
+ * has been emptied: such a load outruns holding (a flat-out ping-pong kept 0.30 of its switches
+ * instead of 0.45-0.7, its converter idle while the spool filled, over and over). */
 #ifndef CTP_COLLECTOR_CONVERT_PACING_H
 #define CTP_COLLECTOR_CONVERT_PACING_H
 
@@ -30,11 +34,14 @@ struct ctp_cpu_time {
 };
 
 struct ctp_convert_pacing {
-	bool enabled;		    /* holds allowed: a hold time set and the totals readable */
-	uint64_t hold_ns;	    /* longest hold */
-	uint64_t hold_bytes;	    /* a hold ends when this much waits */
-	uint64_t start_bytes;	    /* a hold starts only when less than this waits */
-	struct ctp_cpu_time window; /* the totals when the current window began */
+	bool enabled;			/* holds allowed: a hold time set and the totals readable */
+	uint64_t hold_ns;		/* longest hold */
+	uint64_t hold_bytes;		/* a hold ends when this much waits */
+	uint64_t start_bytes;		/* a hold starts only when less than this waits */
+	struct ctp_cpu_time window;	/* the totals when the current window began */
+	uint32_t cpus;			/* online CPUs */
+	uint32_t samples, full_samples; /* run-queue samples in the window, and those that found
+					 * the CPUs taken without us */
 	bool overrun; /* a hold ended on a quarter of the spool: none again until it is emptied */
 	bool holding;
 	uint64_t held_since;  /* while holding: when the hold began */
@@ -46,16 +53,20 @@ struct ctp_convert_pacing {
 
 /* hold_ms 0, or cpu_now NULL (the totals cannot be read): never hold. */
 void ctp_convert_pacing_init(struct ctp_convert_pacing *p, uint64_t hold_ms, uint64_t spool_limit,
-			     const struct ctp_cpu_time *cpu_now);
+			     const struct ctp_cpu_time *cpu_now, uint32_t cpus);
 
 /* Whether to convert now, `pending` spooled bytes waiting. `ending`: the run is finishing, or
  * something needs every record converted: never hold. */
 bool ctp_convert_pacing_convert_now(struct ctp_convert_pacing *p, uint64_t now, uint64_t pending,
 				    bool ending);
 
-/* After a conversion turn, with the thread's totals now: may start or end a hold. */
+/* How many threads of other processes are runnable (ctp_runnable_others), or unknown. */
+#define CTP_RUNNABLE_UNKNOWN UINT32_MAX
+
+/* After a conversion turn, with the thread's totals now and a sample of the threads of others
+ * that are runnable: may start or end a hold. */
 void ctp_convert_pacing_turn_done(struct ctp_convert_pacing *p, uint64_t now, uint64_t pending,
-				  const struct ctp_cpu_time *cpu_now);
+				  const struct ctp_cpu_time *cpu_now, uint32_t others_runnable);
 
 /* While holding: milliseconds until the next probe (at least 1). */
 int ctp_convert_pacing_wait_ms(const struct ctp_convert_pacing *p, uint64_t now);
@@ -64,6 +75,13 @@ static inline bool ctp_convert_pacing_holding(const struct ctp_convert_pacing *p
 {
 	return p->holding;
 }
+
+/* Opens /proc/loadavg, whose fourth field counts the runnable threads of the whole system; -1
+ * when it cannot. */
+int ctp_runnable_open(void);
+/* The runnable threads that are not ours: the count, less this thread (running as it reads) and
+ * `ours_runnable` more; CTP_RUNNABLE_UNKNOWN when it cannot be read. */
+uint32_t ctp_runnable_others(int fd, uint32_t ours_runnable);
 
 /* Opens the calling thread's scheduler totals; -1 where the kernel does not keep them. */
 int ctp_cpu_time_open(void);

@@ -130,7 +130,9 @@ static bool registered(struct ctp_harvester *H, struct ctp_harvest *h)
 static void wait_events(struct ctp_harvester *H, int timeout_ms)
 {
 	struct epoll_event evs[16];
+	__atomic_store_n(&H->waiting, 1, __ATOMIC_RELAXED);
 	int n = epoll_wait(H->ep, evs, 16, timeout_ms);
+	__atomic_store_n(&H->waiting, 0, __ATOMIC_RELAXED);
 	/* Under the lock: a process the main thread took back meanwhile is not touched, and
 	 * an EXEC read here is noted before the main thread looks (ctp_harvester_remove). */
 	pthread_mutex_lock(&H->lock);

@@ -36,6 +36,7 @@ struct ctp_harvester {
 	uint64_t last_poke_ns; /* when the harvester last woke the main thread (its own) */
 	uint32_t blocked;      /* the harvester waits for room in the spools: wake it via ctl_fd */
 	uint64_t full_waits;   /* times the spools were full */
+	uint32_t waiting;      /* the thread sleeps in epoll_wait: not among the runnable */
 };
 
 /* Starts the thread. False (with a message on stderr) when it cannot. */

@@ -78,6 +78,7 @@ struct loop {
 	uint8_t *msg; /* receive buffer, CTP_WIRE_MAX bytes */
 	struct ctp_convert_pacing pacing;
 	int cpu_time_fd; /* this thread's scheduler totals (convert_pacing.h), -1: none */
+	int runnable_fd; /* the system's runnable threads (convert_pacing.h), -1: none */
 };
 
 /* Markers for epoll data that are not connections. */
@@ -525,9 +526,11 @@ static bool convert_now(struct loop *L, uint64_t now)
 static void pacing_turn_done(struct loop *L)
 {
 	struct ctp_cpu_time t;
-	if (L->pacing.enabled && ctp_cpu_time_read(L->cpu_time_fd, &t))
-		ctp_convert_pacing_turn_done(&L->pacing, ctp_monotonic_ns(),
-					     ctp_harvester_pending(&L->H), &t);
+	if (!L->pacing.enabled || !ctp_cpu_time_read(L->cpu_time_fd, &t))
+		return;
+	uint32_t harvester = !__atomic_load_n(&L->H.waiting, __ATOMIC_RELAXED);
+	ctp_convert_pacing_turn_done(&L->pacing, ctp_monotonic_ns(), ctp_harvester_pending(&L->H),
+				     &t, ctp_runnable_others(L->runnable_fd, harvester));
 }
 
 static void run_loop(struct loop *L)
@@ -716,8 +719,10 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	struct ctp_cpu_time cpu_now;
 	L.cpu_time_fd = o->hold_ms ? ctp_cpu_time_open() : -1;
 	bool have_cpu_time = L.cpu_time_fd >= 0 && ctp_cpu_time_read(L.cpu_time_fd, &cpu_now);
+	L.runnable_fd = o->hold_ms ? ctp_runnable_open() : -1;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	ctp_convert_pacing_init(&L.pacing, (uint64_t)o->hold_ms, o->spool_bytes,
-				have_cpu_time ? &cpu_now : NULL);
+				have_cpu_time ? &cpu_now : NULL, cpus > 0 ? (uint32_t)cpus : 1);
 
 	run_loop(&L);
 	finish(&L);
@@ -764,6 +769,8 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	ctp_symbolizer_free(L.c.sym);
 	if (L.cpu_time_fd >= 0)
 		close(L.cpu_time_fd);
+	if (L.runnable_fd >= 0)
+		close(L.runnable_fd);
 	close(L.lfd);
 	close(L.sfd);
 	close(L.ep);

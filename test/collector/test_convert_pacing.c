@@ -22,14 +22,16 @@
 struct fixture {
 	struct ctp_convert_pacing p;
 	struct ctp_cpu_time cpu;
+	uint32_t others; /* runnable threads of others at each turn, on 2 CPUs */
 	uint64_t now;
 };
 
 static void start(struct fixture *f, uint64_t hold_ms)
 {
 	f->cpu = (struct ctp_cpu_time){.ran = 5 * MS, .waited = 1 * MS};
+	f->others = CTP_RUNNABLE_UNKNOWN;
 	f->now = 1000 * MS;
-	ctp_convert_pacing_init(&f->p, hold_ms, SPOOL, &f->cpu);
+	ctp_convert_pacing_init(&f->p, hold_ms, SPOOL, &f->cpu, 2);
 }
 
 /* A conversion turn that ran `ran_ms` and waited `waited_ms` for a CPU. */
@@ -38,7 +40,7 @@ static void turn(struct fixture *f, uint64_t ran_ms, uint64_t waited_ms, uint64_
 	f->cpu.ran += ran_ms * MS;
 	f->cpu.waited += waited_ms * MS;
 	f->now += (ran_ms + waited_ms) * MS;
-	ctp_convert_pacing_turn_done(&f->p, f->now, pending, &f->cpu);
+	ctp_convert_pacing_turn_done(&f->p, f->now, pending, &f->cpu, f->others);
 }
 
 static void a_busy_window_starts_a_hold(void **state)
@@ -66,16 +68,40 @@ static void a_free_cpu_never_holds(void **state)
 	assert_int_equal(f.p.holds, 0);
 }
 
+/* The scheduler favours a thread that slept: the converter may take a CPU from the program at
+ * once on waking, without waiting. The run queues show it: two threads of others runnable on
+ * two CPUs in most samples of the window. */
+static void cpus_taken_by_others_start_a_hold_without_waiting(void **state)
+{
+	(void)state;
+	struct fixture f;
+	start(&f, 2000);
+	f.others = 1; /* a one-thread program: a CPU is left */
+	for (int i = 0; i < 10; i++)
+		turn(&f, 1, 0, LITTLE);
+	assert_int_equal(f.p.holds, 0);
+	f.others = 2;
+	turn(&f, 1, 0, LITTLE);
+	f.others = 1;
+	turn(&f, 1, 0, LITTLE); /* the window: one sample of two found the CPUs taken */
+	assert_int_equal(f.p.holds, 0);
+	f.others = 2;
+	turn(&f, 1, 0, LITTLE);
+	f.others = 3;
+	turn(&f, 1, 0, LITTLE); /* both */
+	assert_true(ctp_convert_pacing_holding(&f.p));
+}
+
 static void a_short_window_gives_no_verdict(void **state)
 {
 	(void)state;
 	struct fixture f;
 	start(&f, 2000);
 	f.cpu.waited += 1 * MS; /* 1 ms, all of it waiting: too little to tell */
-	ctp_convert_pacing_turn_done(&f.p, f.now, LITTLE, &f.cpu);
+	ctp_convert_pacing_turn_done(&f.p, f.now, LITTLE, &f.cpu, CTP_RUNNABLE_UNKNOWN);
 	assert_false(ctp_convert_pacing_holding(&f.p));
 	f.cpu.ran += 1 * MS; /* 2 ms in the window now, half of it waiting */
-	ctp_convert_pacing_turn_done(&f.p, f.now, LITTLE, &f.cpu);
+	ctp_convert_pacing_turn_done(&f.p, f.now, LITTLE, &f.cpu, CTP_RUNNABLE_UNKNOWN);
 	assert_true(ctp_convert_pacing_holding(&f.p));
 }
 
@@ -185,7 +211,7 @@ static void turned_off_or_unreadable_never_holds(void **state)
 	start(&off, 0);
 	unreadable.cpu = (struct ctp_cpu_time){0};
 	unreadable.now = 1000 * MS;
-	ctp_convert_pacing_init(&unreadable.p, 2000, SPOOL, NULL);
+	ctp_convert_pacing_init(&unreadable.p, 2000, SPOOL, NULL, 2);
 	for (int i = 0; i < 10; i++) {
 		turn(&off, 1, 9, LITTLE);
 		turn(&unreadable, 1, 9, LITTLE);
@@ -194,6 +220,19 @@ static void turned_off_or_unreadable_never_holds(void **state)
 	assert_false(ctp_convert_pacing_holding(&unreadable.p));
 	assert_true(ctp_convert_pacing_convert_now(&off.p, off.now, LITTLE, false));
 	assert_true(ctp_convert_pacing_convert_now(&unreadable.p, unreadable.now, LITTLE, false));
+}
+
+/* The real run queues: this thread, running, is not counted among the others. */
+static void counts_the_runnable_threads_of_others(void **state)
+{
+	(void)state;
+	int fd = ctp_runnable_open();
+	assert_true(fd >= 0);
+	uint32_t others = ctp_runnable_others(fd, 0);
+	assert_true(others != CTP_RUNNABLE_UNKNOWN);
+	assert_true(others < 100000);
+	assert_int_equal(ctp_runnable_others(-1, 0), CTP_RUNNABLE_UNKNOWN);
+	close(fd);
 }
 
 /* The real totals: this thread's, growing as it runs. */
@@ -222,6 +261,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_busy_window_starts_a_hold),
 		cmocka_unit_test(a_free_cpu_never_holds),
+		cmocka_unit_test(cpus_taken_by_others_start_a_hold_without_waiting),
 		cmocka_unit_test(a_short_window_gives_no_verdict),
 		cmocka_unit_test(a_probe_that_finds_a_cpu_ends_the_hold),
 		cmocka_unit_test(probes_come_less_often_while_busy),
@@ -231,6 +271,7 @@ int main(void)
 		cmocka_unit_test(the_end_of_the_run_ends_the_hold),
 		cmocka_unit_test(a_hold_starts_only_when_little_waits),
 		cmocka_unit_test(turned_off_or_unreadable_never_holds),
+		cmocka_unit_test(counts_the_runnable_threads_of_others),
 		cmocka_unit_test(reads_the_threads_own_totals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
