@@ -8,8 +8,8 @@
 
 #define WINDOW_NS 2000000ull /* 2 ms of wanting a CPU: one verdict */
 /* While holding, a window of converting after 20 ms, then after twice as long each time the CPUs
- * are still busy, up to 160 ms: a probe converts for 4-8 ms (a turn is more than a window), and
- * a busy period of a second probed every 20 ms gave a quarter of the conversion back to it. */
+ * are still busy, up to 160 ms: a probe converts for 4-8 ms (a turn is more than a window), so
+ * probes every 20 ms would take back a sixth to a quarter of what the hold gives the program. */
 #define PROBE_FIRST_NS 20000000ull
 #define PROBE_MAX_NS 160000000ull
 
