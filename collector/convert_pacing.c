@@ -125,8 +125,8 @@ uint32_t ctp_runnable_others(int fd, uint32_t ours_runnable)
 	if (n <= 0)
 		return CTP_RUNNABLE_UNKNOWN;
 	buf[n] = 0;
-	unsigned running, total;
-	if (sscanf(buf, "%*s %*s %*s %u/%u", &running, &total) != 2)
+	unsigned running;
+	if (sscanf(buf, "%*s %*s %*s %u/", &running) != 1)
 		return CTP_RUNNABLE_UNKNOWN;
 	uint32_t ours = 1 + ours_runnable;
 	return running > ours ? running - ours : 0;

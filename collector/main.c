@@ -48,7 +48,16 @@ static void usage(FILE *f)
 	      f);
 }
 
-static bool parse_int(const char *s, long min, long max, int *out);
+static bool parse_int(const char *s, long min, long max, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*out = (int)v;
+	return true;
+}
 
 /* The collector is started by ctp-run or by the preload, with the program's environment: this is
  * how a user reaches the setting in both forms. A bad value is ignored, as the preload ignores
@@ -64,17 +73,6 @@ static int hold_ms_from_env(void)
 	fprintf(stderr, "ctp-collector: ignoring CTP_HOLD_MS=%s: not a number from 0 to %d\n", s,
 		MAX_HOLD_MS);
 	return DEFAULT_HOLD_MS;
-}
-
-static bool parse_int(const char *s, long min, long max, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return false;
-	*out = (int)v;
-	return true;
 }
 
 int main(int argc, char **argv)
