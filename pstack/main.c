@@ -25,7 +25,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: ctp-pstack [--json] [--no-symbols] PID\n"
+	fputs("usage: ctp-pstack [--json] [--no-symbols] [--full-names] PID\n"
 	      "       ctp-pstack --report [--json] PID\n"
 	      "       ctp-pstack --trace FILE PID\n"
 	      "       ctp-pstack [OPTIONS] --core CORE [EXE]\n"
@@ -38,6 +38,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "      --core CORE      read core file CORE instead of a running process; EXE is\n"
 	      "                       the program's file when it is no longer where CORE says\n"
+	      "      --full-names     C++ names with their template arguments (the text view\n"
+	      "                       shortens each outermost <...> list; JSON keeps them)\n"
 	      "      --json           one JSON document instead of text (docs/ctp-pstack.md)\n"
 	      "      --no-symbols     addresses only: do not read the process's binaries\n"
 	      "      --report         ctp-cat's report on the snapshot (its exit status: 3 when\n"
@@ -65,7 +67,15 @@ static bool parse_pid(const char *s, pid_t *out)
 	return true;
 }
 
-enum { OPT_JSON = 256, OPT_NO_SYMBOLS, OPT_VERSION, OPT_REPORT, OPT_TRACE, OPT_CORE };
+enum {
+	OPT_JSON = 256,
+	OPT_NO_SYMBOLS,
+	OPT_VERSION,
+	OPT_REPORT,
+	OPT_TRACE,
+	OPT_CORE,
+	OPT_FULL_NAMES
+};
 
 /* --trace FILE: the snapshot as a trace file, made as ctp-run makes its output ("-": stdout). */
 static int write_trace_file(struct pstack_view *v, const struct pstack_procinfo *pi,
@@ -87,6 +97,7 @@ int main(int argc, char **argv)
 	static const struct option options[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+		{"full-names", no_argument, NULL, OPT_FULL_NAMES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"report", no_argument, NULL, OPT_REPORT},
@@ -94,7 +105,7 @@ int main(int argc, char **argv)
 		{"core", required_argument, NULL, OPT_CORE},
 		{0},
 	};
-	bool json = false, symbols = true, report = false;
+	bool json = false, symbols = true, report = false, full_names = false;
 	const char *trace = NULL, *core = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -104,6 +115,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_SYMBOLS:
 			symbols = false;
+			break;
+		case OPT_FULL_NAMES:
+			full_names = true;
 			break;
 		case OPT_REPORT:
 			report = true;
@@ -183,6 +197,7 @@ int main(int argc, char **argv)
 		.segment = &src.view,
 		.command = pi.command,
 		.core = src.core ? &facts : NULL,
+		.full_names = full_names,
 		.out = stdout,
 	};
 	int out_status;

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "ctp/cxx_name.h"
 #include "ctp/segment.h"
 #include "pstack/view.h"
 
@@ -29,7 +30,7 @@ static void put_name(struct pstack_view *v, uint64_t addr, bool return_address)
 {
 	const struct ctp_sym *s = pstack_symbol(v, addr, return_address);
 	if (s->sym)
-		fputs(s->sym, v->out);
+		ctp_put_cxx_name(v->out, s->sym, v->full_names);
 	else
 		fprintf(v->out, "0x%" PRIx64, addr);
 }
@@ -44,9 +45,10 @@ static void put_frame(struct pstack_view *v, uint64_t pc)
 {
 	const struct ctp_sym *s = pstack_symbol(v, pc, true);
 	fputs("      ", v->out);
-	if (s->sym)
-		fprintf(v->out, "%s+0x%" PRIx64, s->sym, s->off);
-	else
+	if (s->sym) {
+		ctp_put_cxx_name(v->out, s->sym, v->full_names);
+		fprintf(v->out, "+0x%" PRIx64, s->off);
+	} else
 		fprintf(v->out, "0x%" PRIx64, pc);
 	if (s->file)
 		fprintf(v->out, " (%s:%d)", basename_of(s->file), s->line);

@@ -27,6 +27,7 @@ struct pstack_view {
 	const struct ctp_segment_view *segment; /* for modules loaded since the table was read */
 	const char *command;			/* the process's command line, for the header */
 	const struct pstack_core_facts *core;	/* NULL: a live process */
+	bool full_names;			/* text: C++ names with their template arguments */
 	FILE *out;
 };
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cat/analysis/report.h"
+#include "ctp/cxx_name.h"
 
 /* Frames shown per stack; the innermost ones say where, the rest is usually the scheduler. */
 #define FRAMES_SHOWN 8
@@ -40,7 +41,7 @@ static bool full_names;
 static void print_frame(FILE *f, const struct ctp_analysis_frame *fr)
 {
 	if (fr->sym)
-		ctp_cat_report_put_name(f, fr->sym, full_names);
+		ctp_put_cxx_name(f, fr->sym, full_names);
 	else
 		fprintf(f, "0x%" PRIx64, fr->addr);
 	if (fr->file && fr->line)
@@ -80,7 +81,7 @@ static void print_coro(FILE *f, const struct ctp_analysis *a, uint32_t pid, uint
 	fprintf(f, "coroutine #%" PRIu64, id);
 	if (c && c->entry) {
 		fputs(" (", f);
-		ctp_cat_report_put_name(f, c->entry, full_names);
+		ctp_put_cxx_name(f, c->entry, full_names);
 		fputc(')', f);
 	} else if (c && c->kind && strcmp(c->kind, "thread") == 0)
 		fputs(" (a thread's own stack)", f);
@@ -336,7 +337,7 @@ static void print_leak(FILE *f, const struct ctp_analysis *a, const struct ctp_f
 	const struct ctp_analysis_coro *c = ctp_analysis_coro_find(a, fi->pid, fi->coros[0]);
 	if (c && c->entry) {
 		fputs(" (entry ", f);
-		ctp_cat_report_put_name(f, c->entry, full_names);
+		ctp_put_cxx_name(f, c->entry, full_names);
 		fputc(')', f);
 	}
 	fputs(":", f);

@@ -25,11 +25,6 @@ int ctp_cat_report_text(FILE *f, const struct ctp_analysis *a, const char *name,
 int ctp_cat_report_json(FILE *f, const struct ctp_analysis *a, const char *name,
 			const struct ctp_cat_report_refresh *refresh);
 
-/* Writes a symbol for people: `full` as it is, else with each outermost template argument list
- * written as <...> ("std::vector<...>::push_back(int const&)"); operators such as operator<<
- * are kept. */
-void ctp_cat_report_put_name(FILE *f, const char *name, bool full);
-
 /* "SIGSEGV" for 11 (a buffer of the calling thread's, valid until its next call). */
 const char *ctp_cat_report_signal_name(int sig);
 

@@ -2,8 +2,10 @@
 # left hanging, dumped with gcore while it runs: the 47 stuck coroutines with fd, op and stack,
 # --report's lost wakeups certain, --trace readable, and the server runs on and ends as it would.
 # (b) A real crash's core (the kernel's, ulimit -c): the suspended coroutines and their stacks,
-# and the crashing one's stack from its thread's registers. Then the errors: not a core, a core
-# of an untraced process, a core without the segment (coredump_filter), a truncated core.
+# and the crashing one's stack from its thread's registers. (c) A Boost.Fiber program's core: C++
+# names shortened in the text view, kept with --full-names and in the JSON. Then the errors: not
+# a core, a core of an untraced process, a core without the segment (coredump_filter), a
+# truncated core.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/report_lib.sh"
 
@@ -168,6 +170,39 @@ expect_eq "--trace --core ends the process with the signal, the crasher and its 
 		| (.[] | select(.type == "coro" and .coro == $x.coro) | .entry) as $e
 		| (.[] | select(.type == "stack" and .id == $x.stack) | .frames[0].sym) as $f
 		| "\($x.signal):\($x.tid):\($e):\($f)"')"
+
+# --- (c) C++ names: Boost.Fiber ---------------------------------------------------------------
+# boost_fiber_channels under the plain LD_PRELOAD, stopped by gdb where it leaves (_Exit), its
+# waiter fiber suspended in condition_variable::wait, and dumped. A Boost frame is mostly
+# template arguments: the text view writes each outermost list as <...>, --full-names and the
+# JSON keep them.
+gdb_status=0
+CTP_OUTPUT=$WORK/fib.zst timeout 120 gdb -batch -nx -iex "set auto-load off" \
+	-ex "set breakpoint pending on" \
+	-ex "set environment LD_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so" \
+	-ex "break _Exit" -ex run -ex "generate-core-file $WORK/fib.core" -ex kill \
+	"$PROGRAMS/boost_fiber_channels" >"$WORK/fib-gdb.out" 2>&1 || gdb_status=$?
+expect_eq "gdb dumps boost_fiber_channels at its _Exit" 0 "$gdb_status"
+check "the core is written" test -s "$WORK/fib.core"
+fib_status=0
+"$PSTACK" --core "$WORK/fib.core" >"$WORK/fib.txt" 2>"$WORK/fib.err" || fib_status=$?
+expect_eq "ctp-pstack --core on the Boost.Fiber core exits 0" 0 "$fib_status"
+expect_eq "the waiter's group, its names shortened" 1 \
+	"$(grep -cE '^1 x suspended in boost::fibers::context::resume\(std::unique_lock<\.\.\.>&\) <- ' \
+		"$WORK/fib.txt")"
+expect_eq "its frames name wait_forever" 1 "$(grep -cE '^ +wait_forever\(\)\+0x' "$WORK/fib.txt")"
+expect_eq "no template argument is left in the text view" 0 \
+	"$(grep -cE '<[A-Za-z_:]' "$WORK/fib.txt")"
+full_status=0
+"$PSTACK" --full-names --core "$WORK/fib.core" >"$WORK/fib-full.txt" || full_status=$?
+expect_eq "--full-names keeps them (the waiter's entry function)" "0:1" \
+	"$full_status:$(grep -cE '^ +#[0-9]+ fcontext void boost::context::detail::fiber_entry<boost::context::detail::fiber_record<' \
+		"$WORK/fib-full.txt")"
+fjson_status=0
+"$PSTACK" --json --core "$WORK/fib.core" >"$WORK/fib.json" || fjson_status=$?
+expect_eq "the JSON keeps them" "0:true" "$fjson_status:$(jq -r \
+	'[.. | .sym? // empty | select(test("unique_lock<boost::fibers::detail::spinlock_ttas>"))]
+	| length > 0' "$WORK/fib.json")"
 
 # --- Errors --------------------------------------------------------------------------------------
 # err NAME EXPECTED-STATUS PATTERN ARGS...: ctp-pstack ARGS exits EXPECTED-STATUS and says PATTERN.
