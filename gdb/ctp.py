@@ -364,10 +364,53 @@ def symbol_of(pc):
     return m.group(1), int(m.group(2) or 0)
 
 
-def describe_pc(pc, return_address=True):
+# Operators whose angle brackets are no template's (the list of ctp/cxx_name.c).
+ANGLE_OPERATORS = ("operator<=>", "operator<<=", "operator>>=", "operator<<", "operator>>",
+                   "operator<=", "operator>=", "operator->*", "operator->", "operator<",
+                   "operator>")
+
+
+def short_name(name):
+    """A C++ name with each outermost template argument list written as <...>, as ctp-pstack's
+    text view and ctp-cat's report write them (ctp/cxx_name.c): a Boost.Fiber entry function is
+    hundreds of characters of template arguments otherwise."""
+    out = []
+    depth = 0
+    i = 0
+    while i < len(name):
+        op = None
+        if depth == 0 and name.startswith("operator", i):
+            op = next((o for o in ANGLE_OPERATORS if name.startswith(o, i)), None)
+        if op:
+            out.append(op)
+            i += len(op)
+            continue
+        if name.startswith("->", i):  # an arrow inside decltype(), not a bracket
+            if depth == 0:
+                out.append("->")
+            i += 2
+            continue
+        c = name[i]
+        if c == "<":
+            if depth == 0:
+                out.append("<...")
+            depth += 1
+        elif c == ">" and depth:
+            depth -= 1
+            if depth == 0:
+                out.append(">")
+        elif depth == 0:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def describe_pc(pc, return_address=True, full=True):
     """`func+0x1a (file.c:88)` for a code address; a return address is looked up at pc - 1, the
-    call instruction it follows."""
+    call instruction it follows. Not `full`: C++ names shortened (short_name)."""
     sym = symbol_of(pc)
+    if sym and not full:
+        sym = (short_name(sym[0]), sym[1])
     text = "%s+0x%x" % sym if sym else "0x%x" % pc
     sal = gdb.find_pc_line(pc - 1 if return_address else pc)
     if sal.symtab is not None and sal.line:
@@ -375,11 +418,12 @@ def describe_pc(pc, return_address=True):
     return text
 
 
-def function_name(pc):
+def function_name(pc, full=True):
     sym = symbol_of(pc)
     if not sym:
         return "0x%x" % pc
-    return sym[0] if sym[1] == 0 else "%s+0x%x" % sym
+    name = sym[0] if full else short_name(sym[0])
+    return name if sym[1] == 0 else "%s+0x%x" % (name, sym[1])
 
 
 def thread_of(inferior, tid):
@@ -579,18 +623,21 @@ class CtpSubcommand(gdb.Command if gdb else object):
 class CoroutinesCommand(CtpSubcommand):
     """List the coroutines of the process: id, kind, state, thread, wait, entry, call site.
 
-Usage: ctp coroutines
+Usage: ctp coroutines [--full-names]
 Each line: the coroutine's id, its kind (thread: a thread's own stack; ucontext; fcontext), its
 state, the gdb thread running it (or the last that did), the fd and operation it waits on
 ("closed" when the fd was closed under it), its entry function and where it suspended (the call
-site of its switch)."""
+site of its switch). C++ names are shortened, each outermost template argument list written as
+<...>; --full-names keeps them."""
 
     def __init__(self):
         super().__init__("ctp coroutines", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
 
     def run(self, arg, inf):
-        if arg.strip():
-            raise gdb.GdbError("usage: ctp coroutines")
+        words = arg.split()
+        if words not in ([], ["--full-names"]):
+            raise gdb.GdbError("usage: ctp coroutines [--full-names]")
+        full = words == ["--full-names"]
         seg = Segment(inf)
         # An exited coroutine's station waits to be recycled: it is no longer a coroutine.
         every = seg.stations()
@@ -608,8 +655,9 @@ site of its switch)."""
             wait = s.wait()
             waits = "-" if wait is None else "%s fd %d%s" % (
                 wait[0], wait[1], " (closed)" if wait[2] else "")
-            entry = function_name(s.entry) if s.entry else "-"
-            site = describe_pc(s.call_site()) if s.suspended and s.call_site() else "-"
+            entry = function_name(s.entry, full) if s.entry else "-"
+            site = (describe_pc(s.call_site(), full=full)
+                    if s.suspended and s.call_site() else "-")
             state = s.state_name + (" (torn)" if s.torn else "")
             rows.append(("#%d" % s.coro, s.kind_name, state, describe_thread(inf, s.tid),
                          waits, entry, site))

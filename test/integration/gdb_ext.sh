@@ -4,6 +4,9 @@
 # saved context to sched_wait_readable <- conn_read_line <- conn_main, `ctp switch N` make gdb's
 # own bt, frame and info locals show it, and `ctp restore` give back the thread's frames. The
 # server must then run on as if gdb had never looked: same registers, same end, same output.
+# Then a Boost.Fiber program run under gdb: its fcontext coroutines listed with their C++ names
+# shortened (--full-names keeps them), and `ctp bt` / `ctp switch` on the fiber waiting in
+# condition_variable::wait unwound from the frame Boost.Context saved.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/report_lib.sh"
 
@@ -185,3 +188,51 @@ expect_eq "gdb named exactly the fds the server stranded" "$stranded" "$closed_f
 check "the server's last line is unchanged" grep -q "^server: stopped; $K coroutines stranded$" \
 	"$WORK/lw.out"
 finish
+
+# --- Boost.Fiber: fcontext coroutines, under gdb from the start --------------------------------
+# boost_fiber_channels under the plain LD_PRELOAD, stopped where it leaves (_Exit) with two
+# fibers suspended: the waiter in condition_variable::wait and the scheduler's dispatcher. Their
+# registers are in the frames Boost.Context saved (CTP.md "Saved contexts"), so `ctp bt` on the
+# waiter is the real-runtime check of that layout. Boost names are mostly template arguments:
+# the table shortens them, and --full-names keeps them.
+CTP_OUTPUT=$WORK/fib.zst gdbx fib -iex 'set auto-load off' -ex 'set breakpoint pending on' \
+	-ex "set environment LD_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so" \
+	-ex 'break _Exit' -ex run \
+	-ex 'echo @list\n' -ex 'ctp coroutines' \
+	-ex 'echo @full\n' -ex 'ctp coroutines --full-names' -ex kill \
+	"$PROGRAMS/boost_fiber_channels"
+expect_eq "(fiber) gdb exits 0" 0 "$gdb_status"
+WAITER='^#[0-9]+ +fcontext +suspended +1 \(LWP [0-9]+\) +- +boost::context::detail::fiber_entry<\.\.\.>\(boost::context::detail::transfer_t\) +boost::fibers::context::resume\(std::unique_lock<\.\.\.>&\)\+0x[0-9a-f]+$'
+section fib list >"$WORK/fib.list"
+expect_eq "(fiber) ctp coroutines: the waiter, its names shortened" 1 \
+	"$(grep -Ec "$WAITER" "$WORK/fib.list")"
+expect_eq "(fiber) and two fcontext coroutines suspended in all" 2 \
+	"$(grep -Ec '^#[0-9]+ +fcontext +suspended ' "$WORK/fib.list")"
+expect_eq "(fiber) --full-names: the entry function with its template arguments" 1 \
+	"$(section fib full | grep -c 'fiber_entry<boost::context::detail::fiber_record<boost::context::fiber, ')"
+waiter=$(grep -E "$WAITER" "$WORK/fib.list" | sed -E 's/^#([0-9]+) .*/\1/')
+check "(fiber) the waiter's id ($waiter)" test -n "$waiter"
+
+CTP_OUTPUT=$WORK/fib2.zst gdbx fibbt -iex 'set auto-load off' -ex 'set breakpoint pending on' \
+	-ex "set environment LD_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so" \
+	-ex 'break _Exit' -ex run \
+	-ex 'echo @bt\n' -ex "ctp bt $waiter 6" \
+	-ex "ctp switch $waiter" -ex 'echo @switched_bt\n' -ex 'bt 6' \
+	-ex 'echo @restored_bt\n' -ex 'ctp restore' -ex 'bt 1' -ex kill \
+	"$PROGRAMS/boost_fiber_channels"
+expect_eq "(fiber) gdb exits 0 (bt)" 0 "$gdb_status"
+# fiber_frames: the function names of up to six frame lines, template arguments and parameter
+# lists taken out (Boost's names hold spaces: "wait<std::unique_lock<...> > (this=...").
+fiber_frames() {
+	grep -E '^#[0-9]+ ' | sed -E 's/^#[0-9]+ +(0x[0-9a-f]+ in )?//; :a; s/<[^<>]*>//; ta; s/[ (].*//' |
+		sed -n 1,6p | tr '\n' ' ' | sed 's/ $//'
+}
+# From the saved fcontext frame: the resume that switched away, Boost's three wait templates,
+# then the fiber's own function.
+expect_eq "(fiber) ctp bt: unwound from the saved fcontext to wait_forever" \
+	"boost::fibers::context::resume boost::fibers::condition_variable_any::wait boost::fibers::condition_variable_any::wait boost::fibers::condition_variable::wait wait_forever std::__invoke_impl" \
+	"$(section fibbt bt | fiber_frames)"
+expect_eq "(fiber) ctp switch, then gdb's bt: the same frames" \
+	"$(section fibbt bt | fiber_frames)" "$(section fibbt switched_bt | fiber_frames)"
+expect_eq "(fiber) ctp restore: the thread's own frame again" _Exit \
+	"$(section fibbt restored_bt | functions 1)"
