@@ -47,7 +47,7 @@ struct ctp_cat_options {
 	bool export_replace;	    /* an export may replace the same trace exported before */
 	struct ctp_analysis_options analysis; /* --report's thresholds */
 	const char *html_path;		      /* --html: the page to write */
-	bool full_names; /* --full-names: the text report keeps C++ template arguments */
+	bool full_names; /* --full-names: the text report and view keep C++ template arguments */
 };
 
 /* Where the trace's events go (cat/model/event.h: each line decoded once, and the ends a format
@@ -80,7 +80,7 @@ int ctp_cat_out_jsonl_open(struct ctp_cat_output *out, FILE *f);
 
 /* The views (docs/ctp-cat.md): aligned text for people, CSV rows of switches, coroTracer's
  * records, Chrome Trace Event JSON. */
-int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f);
+int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f, bool full_names);
 int ctp_cat_out_csv_open(struct ctp_cat_output *out, FILE *f);
 int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f);
 /* Perfetto's protobuf trace format (out_perfetto.c). */

@@ -65,7 +65,8 @@ static void print_help(FILE *f)
 	      "                             (always with full C++ names); with --follow,\n"
 	      "                             one document per line, one line per report\n"
 	      "      --full-names           C++ names with their template arguments (the\n"
-	      "                             text report writes each outermost <...> as <...>)\n"
+	      "                             text report and --format=text write each\n"
+	      "                             outermost <...> as <...>)\n"
 	      "      --missed-after=TIME    readiness not followed by a resume within TIME is\n"
 	      "                             missed (default 1s)\n"
 	      "      --never-yielded-after=TIME  a coroutine running TIME without a switch\n"
@@ -314,9 +315,11 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--follow needs a FILE, not standard input");
 	if (opt.export_replace && !opt.export_target)
 		return usage_error("%s", "--replace needs --sqlite, --postgres or --mysql");
-	if ((json || thresholds || opt.full_names) && !report)
-		return usage_error("%s", "--json, --full-names, --missed-after and "
-					 "--never-yielded-after need --report");
+	if ((json || thresholds) && !report)
+		return usage_error("%s", "--json, --missed-after and --never-yielded-after need "
+					 "--report");
+	if (opt.full_names && !report && opt.format != CTP_CAT_FORMAT_TEXT)
+		return usage_error("%s", "--full-names needs --report or --format=text");
 	if (report && (opt.format != CTP_CAT_FORMAT_JSONL || opt.export_target))
 		return usage_error("%s", "--report goes alone: no --format or export");
 	if (report)

@@ -41,7 +41,7 @@ static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output 
 	case CTP_CAT_FORMAT_JSONL:
 		return ctp_cat_out_jsonl_open(out, stdout);
 	case CTP_CAT_FORMAT_TEXT:
-		return ctp_cat_out_text_open(out, stdout);
+		return ctp_cat_out_text_open(out, stdout, opt->full_names);
 	case CTP_CAT_FORMAT_CSV:
 		return ctp_cat_out_csv_open(out, stdout);
 	case CTP_CAT_FORMAT_COROTRACER:

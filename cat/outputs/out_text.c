@@ -1,9 +1,10 @@
 /* Text output: one aligned line per event, for people. Time counts from the trace's start,
  * coroutines are named "entry#id", and a stack shows as its innermost frame, so that a switch
- * reads as "who -> whom, from where". `stack` lines define what others show inline and make no
- * line of their own; the header becomes one '#' comment line. Colour only on a terminal and
- * when NO_COLOR is unset (no-color.org). Strings from the trace are the traced program's and
- * may hold anything: control bytes are shown as '?'. */
+ * reads as "who -> whom, from where"; C++ names are shortened as the report shortens them.
+ * `stack` lines define what others show inline and make no line of their own; the header
+ * becomes one '#' comment line. Colour only on a terminal and when NO_COLOR is unset
+ * (no-color.org). Strings from the trace are the traced program's and may hold anything:
+ * control bytes are shown as '?'. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cat/cat.h"
 #include "cat/model/names.h"
 #include "cat/outputs/view.h"
+#include "ctp/cxx_name.h"
 #include "ctp/segment.h"
 
 /* Entries this long or shorter make "entry#id" of under 256 bytes, whatever the id. */
@@ -20,6 +22,7 @@
 struct out_text {
 	struct ctp_cat_view v;
 	bool colour;
+	bool full_names; /* --full-names: C++ names with their template arguments */
 	uint64_t start;
 };
 
@@ -93,6 +96,23 @@ static void put_id(FILE *f, uint64_t v)
 		fputs("      -", f);
 }
 
+/* A symbol for people: each outermost C++ template argument list as <...> unless --full-names
+ * (ctp/cxx_name.h). NULL when it is to be written as it is: not C++ with templates, or longer
+ * than `cap` even shortened. */
+static const char *short_name(const struct out_text *o, const char *name, char *buf, size_t cap)
+{
+	if (o->full_names || !strchr(name, '<'))
+		return NULL;
+	return ctp_cxx_name_short(name, buf, cap) < cap ? buf : NULL;
+}
+
+static void put_name(struct out_text *o, const char *name)
+{
+	char buf[1024];
+	const char *shortened = short_name(o, name, buf, sizeof(buf));
+	put_clean(o->v.f, shortened ? shortened : name);
+}
+
 /* "entry#id" (ctp_cat_names_coro), written piece by piece; through its bounded buffer when the
  * entry is long, so that a long name is cut where it always was. */
 static void put_coro(struct out_text *o, uint32_t pid, uint64_t id)
@@ -102,6 +122,10 @@ static void put_coro(struct out_text *o, uint32_t pid, uint64_t id)
 		return;
 	}
 	const char *entry = ctp_cat_names_entry(o->v.names, pid, id);
+	char buf[LONG_NAME + 1];
+	const char *shortened = short_name(o, entry, buf, sizeof(buf));
+	if (shortened)
+		entry = shortened;
 	if (strlen(entry) > LONG_NAME) {
 		char name[256];
 		put_clean(o->v.f, ctp_cat_names_coro(o->v.names, pid, id, name, sizeof(name)));
@@ -124,7 +148,7 @@ static void put_stack(struct out_text *o, uint32_t pid, uint32_t id, const char 
 	const char *top = ctp_cat_names_stack_top(o->v.names, pid, id);
 	fputs(prefix, o->v.f);
 	if (top)
-		put_clean(o->v.f, top);
+		put_name(o, top);
 	else
 		fprintf(o->v.f, "stack %" PRIu32, id);
 }
@@ -255,11 +279,12 @@ static int text_event(void *state, const struct ctp_event *ev)
 	return ferror(o->v.f) ? -1 : 0;
 }
 
-int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f)
+int ctp_cat_out_text_open(struct ctp_cat_output *out, FILE *f, bool full_names)
 {
 	struct out_text *o = ctp_cat_view_new(sizeof(*o), f, true);
 	if (!o)
 		return -1;
+	o->full_names = full_names;
 	const char *no_colour = getenv("NO_COLOR");
 	o->colour = isatty(fileno(f)) && !(no_colour && *no_colour);
 	out->state = o;

@@ -66,4 +66,24 @@ expect_eq "and no failure (crash, lost wakeup, missed readiness)" 0 \
 	"$(jq '[.findings[] | select(.kind == "crash" or .kind == "lost_wakeup"
 		or .kind == "missed_readiness")] | length' "$WORK/fib.report.json")"
 
+
+# The text view: Boost's names are mostly template arguments, shortened as the report shortens
+# them, and whole with --full-names.
+text_status=0
+"$CTP_CAT" --format=text "$WORK/fib.jsonl.zst" >"$WORK/fib.txt" || text_status=$?
+expect_eq "ctp-cat --format=text exits 0" 0 "$text_status"
+expect_eq "the waiter is named by its entry, shortened, in its switch lines" true \
+	"$(grep -qF "void boost::context::detail::fiber_entry<...>(boost::context::detail::transfer_t)#$waiter -> " \
+		"$WORK/fib.txt" && echo true)"
+expect_eq "no template argument is left in the text view" 0 "$(grep -cE '<[A-Za-z_:]' "$WORK/fib.txt")"
+full_status=0
+"$CTP_CAT" --format=text --full-names "$WORK/fib.jsonl.zst" >"$WORK/fib-full.txt" || full_status=$?
+expect_eq "--format=text --full-names: the arguments are back" "0:true" \
+	"$full_status:$(grep -qF "fiber_entry<boost::context::detail::fiber_record<boost::context::fiber, " \
+		"$WORK/fib-full.txt" && echo true)"
+plain_status=0
+"$CTP_CAT" --full-names "$WORK/fib.jsonl.zst" >/dev/null 2>"$WORK/full-plain.err" || plain_status=$?
+expect_eq "--full-names without --report or --format=text: a usage error (2)" "2:true" \
+	"$plain_status:$(grep -q -- '--full-names needs --report or --format=text' "$WORK/full-plain.err" && echo true)"
+
 finish

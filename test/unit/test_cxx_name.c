@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -67,12 +68,46 @@ static void full_names_and_plain_names_are_kept(void **state)
 	expect_written("", false, "");
 }
 
+/* Into a buffer: cut to fit, always terminated, and the whole length returned so that a caller
+ * can tell it was cut. */
+static void shortened_into_a_buffer(void **state)
+{
+	(void)state;
+	const char *name = "std::vector<int>::at(unsigned long)";
+	const char *want = "std::vector<...>::at(unsigned long)";
+	char buf[64];
+	assert_int_equal(ctp_cxx_name_short(name, buf, sizeof(buf)), strlen(want));
+	assert_string_equal(buf, want);
+	char small[12];
+	assert_int_equal(ctp_cxx_name_short(name, small, sizeof(small)), strlen(want));
+	assert_string_equal(small, "std::vector");
+}
+
+/* A name still long once shortened (here 3,000 characters outside any template list) is
+ * written whole, past any fixed buffer. */
+static void long_names_are_written_whole(void **state)
+{
+	(void)state;
+	enum { PLAIN = 3000 };
+	char *name = malloc(PLAIN + 16);
+	assert_non_null(name);
+	memset(name, 'a', PLAIN);
+	strcpy(name + PLAIN, "<int>()");
+	char *got = written(name, false);
+	assert_int_equal(strlen(got), PLAIN + strlen("<...>()"));
+	assert_string_equal(got + PLAIN, "<...>()");
+	free(got);
+	free(name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(template_arguments_are_elided),
 		cmocka_unit_test(operators_keep_their_brackets),
 		cmocka_unit_test(full_names_and_plain_names_are_kept),
+		cmocka_unit_test(shortened_into_a_buffer),
+		cmocka_unit_test(long_names_are_written_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
