@@ -26,7 +26,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ctp-pstack [--json] [--no-symbols] [--full-names] PID\n"
-	      "       ctp-pstack --report [--json] PID\n"
+	      "       ctp-pstack --report [--json | --full-names] PID\n"
 	      "       ctp-pstack --trace FILE PID\n"
 	      "       ctp-pstack [OPTIONS] --core CORE [EXE]\n"
 	      "\n"
@@ -39,7 +39,8 @@ static void usage(FILE *f)
 	      "      --core CORE      read core file CORE instead of a running process; EXE is\n"
 	      "                       the program's file when it is no longer where CORE says\n"
 	      "      --full-names     C++ names with their template arguments (the text view\n"
-	      "                       shortens each outermost <...> list; JSON keeps them)\n"
+	      "                       and --report shorten each outermost <...> list; JSON\n"
+	      "                       and --trace always keep them)\n"
 	      "      --json           one JSON document instead of text (docs/ctp-pstack.md)\n"
 	      "      --no-symbols     addresses only: do not read the process's binaries\n"
 	      "      --report         ctp-cat's report on the snapshot (its exit status: 3 when\n"
@@ -141,6 +142,12 @@ int main(int argc, char **argv)
 	}
 	if (report && trace) {
 		fputs("ctp-pstack: --report and --trace do not go together\n", stderr);
+		return PSTACK_EXIT_USAGE;
+	}
+	if (full_names && (json || trace)) {
+		fputs("ctp-pstack: --full-names is for the text views: JSON and traces always have "
+		      "the full names\n",
+		      stderr);
 		return PSTACK_EXIT_USAGE;
 	}
 	struct pstack_source src;

@@ -57,8 +57,14 @@ int pstack_report(struct pstack_view *v, const struct pstack_procinfo *pi, bool 
 	if (child == 0) {
 		if (dup2(fds[0], STDIN_FILENO) < 0)
 			_exit(127);
-		char *argv[] = {cat, "--report", json ? "--json" : NULL, NULL, NULL};
-		argv[json ? 3 : 2] = "-";
+		char *argv[5] = {cat, "--report"};
+		size_t n = 2;
+		if (json)
+			argv[n++] = "--json";
+		else if (v->full_names)
+			argv[n++] = "--full-names";
+		argv[n++] = "-";
+		argv[n] = NULL;
 		execv(cat, argv);
 		fprintf(stderr, "ctp-pstack: cannot run %s: %s\n", cat, strerror(errno));
 		_exit(127);

@@ -9,7 +9,8 @@
 #include "pstack/procinfo.h"
 #include "pstack/view.h"
 
-/* Runs ctp-cat --report (with --json when `json`) on the snapshot and returns its exit status
+/* Runs ctp-cat --report (with --json when `json`, else with --full-names when the view asks for
+ * them) on the snapshot and returns its exit status
  * (0 nothing to report, 3 findings; docs/report.md), or -1 when it could not be run (said on
  * stderr). */
 int pstack_report(struct pstack_view *v, const struct pstack_procinfo *pi, bool json);

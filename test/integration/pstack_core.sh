@@ -198,6 +198,21 @@ full_status=0
 expect_eq "--full-names keeps them (the waiter's entry function)" "0:1" \
 	"$full_status:$(grep -cE '^ +#[0-9]+ fcontext void boost::context::detail::fiber_entry<boost::context::detail::fiber_record<' \
 		"$WORK/fib-full.txt")"
+rep_status=0
+"$PSTACK" --report --core "$WORK/fib.core" >"$WORK/fib-report.txt" || rep_status=$?
+frep_status=0
+"$PSTACK" --report --full-names --core "$WORK/fib.core" >"$WORK/fib-report-full.txt" ||
+	frep_status=$?
+expect_eq "--report shortens them as ctp-cat's report does, --full-names passed on" \
+	"3:0:3:true" "$rep_status:$(grep -c 'unique_lock<boost' "$WORK/fib-report.txt"):$frep_status:$(
+		grep -q 'unique_lock<boost::fibers::detail::spinlock_ttas>' "$WORK/fib-report-full.txt" &&
+			echo true)"
+usage_status=0
+"$PSTACK" --json --full-names --core "$WORK/fib.core" >/dev/null 2>"$WORK/fib-usage.err" ||
+	usage_status=$?
+expect_eq "--full-names with --json: a usage error (2), said" "2:true" \
+	"$usage_status:$(grep -q -- '--full-names is for the text views' "$WORK/fib-usage.err" &&
+		echo true)"
 fjson_status=0
 "$PSTACK" --json --core "$WORK/fib.core" >"$WORK/fib.json" || fjson_status=$?
 expect_eq "the JSON keeps them" "0:true" "$fjson_status:$(jq -r \
