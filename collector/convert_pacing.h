@@ -21,7 +21,13 @@
  * less than an eighth of the spool waits: a long busy period alternates holds with conversions
  * of the whole backlog. After a hold ended on a quarter of the spool, none starts until the spool
  * has been emptied: such a load outruns holding (a flat-out ping-pong kept 0.30 of its switches
- * instead of 0.45-0.7, its converter idle while the spool filled, over and over). */
+ * instead of 0.45-0.7, its converter idle while the spool filled, over and over).
+ *
+ * Known wrong: beside a one-thread program on two CPUs it holds, for nothing (the program has a
+ * CPU of its own): /proc/loadavg counts a third runnable thread there in most samples, though
+ * no thread but the program and the converter is in state R when read right after (README,
+ * "Performance", collector_peak_rss_mb). The program's own threads' waits
+ * (/proc/PID/task/TID/schedstat) would tell it; not yet read. */
 #ifndef CTP_COLLECTOR_CONVERT_PACING_H
 #define CTP_COLLECTOR_CONVERT_PACING_H
 

@@ -40,10 +40,12 @@ section() {
 	awk -v m="@$2" '$0 == m {on = 1; next} /^@/ {on = 0} on' "$WORK/$1.out"
 }
 
-# functions: the function names of `#N  0x... in NAME (...)` / `#N  NAME (...)` lines, joined.
+# functions [N]: the function names of the first N (3) `#N  0x... in NAME (...)` / `#N  NAME (...)`
+# lines, joined; C++ template arguments taken out, since they hold spaces and parentheses
+# (`wait<std::unique_lock<...> > (this=...`).
 functions() {
-	sed -En 's/^#[0-9]+ +(0x[0-9a-f]+ in )?([^ (]+) .*/\2/p' | sed -n "1,${1:-3}p" | tr '\n' ' ' |
-		sed 's/ $//'
+	grep -E '^#[0-9]+ ' | sed -E 's/^#[0-9]+ +(0x[0-9a-f]+ in )?//; :a; s/<[^<>]*>//; ta; s/[ (].*//' |
+		sed -n "1,${1:-3}p" | tr '\n' ' ' | sed 's/ $//'
 }
 
 # registers PID: rip and rsp of each thread of PID, as gdb reads them.
@@ -221,18 +223,12 @@ CTP_OUTPUT=$WORK/fib2.zst gdbx fibbt -iex 'set auto-load off' -ex 'set breakpoin
 	-ex 'echo @restored_bt\n' -ex 'ctp restore' -ex 'bt 1' -ex kill \
 	"$PROGRAMS/boost_fiber_channels"
 expect_eq "(fiber) gdb exits 0 (bt)" 0 "$gdb_status"
-# fiber_frames: the function names of up to six frame lines, template arguments and parameter
-# lists taken out (Boost's names hold spaces: "wait<std::unique_lock<...> > (this=...").
-fiber_frames() {
-	grep -E '^#[0-9]+ ' | sed -E 's/^#[0-9]+ +(0x[0-9a-f]+ in )?//; :a; s/<[^<>]*>//; ta; s/[ (].*//' |
-		sed -n 1,6p | tr '\n' ' ' | sed 's/ $//'
-}
 # From the saved fcontext frame: the resume that switched away, Boost's three wait templates,
 # then the fiber's own function.
 expect_eq "(fiber) ctp bt: unwound from the saved fcontext to wait_forever" \
 	"boost::fibers::context::resume boost::fibers::condition_variable_any::wait boost::fibers::condition_variable_any::wait boost::fibers::condition_variable::wait wait_forever std::__invoke_impl" \
-	"$(section fibbt bt | fiber_frames)"
+	"$(section fibbt bt | functions 6)"
 expect_eq "(fiber) ctp switch, then gdb's bt: the same frames" \
-	"$(section fibbt bt | fiber_frames)" "$(section fibbt switched_bt | fiber_frames)"
+	"$(section fibbt bt | functions 6)" "$(section fibbt switched_bt | functions 6)"
 expect_eq "(fiber) ctp restore: the thread's own frame again" _Exit \
 	"$(section fibbt restored_bt | functions 1)"
