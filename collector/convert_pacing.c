@@ -1,7 +1,6 @@
 #include "collector/convert_pacing.h"
 
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,7 +13,8 @@
 #define PROBE_MAX_NS 160000000ull
 
 void ctp_convert_pacing_init(struct ctp_convert_pacing *p, uint64_t hold_ms, uint64_t spool_limit,
-			     const struct ctp_cpu_time *cpu_now, uint32_t cpus)
+			     const struct ctp_cpu_time *cpu_now, uint32_t cpus,
+			     struct ctp_program_waited program)
 {
 	memset(p, 0, sizeof(*p));
 	p->cpus = cpus;
@@ -22,8 +22,25 @@ void ctp_convert_pacing_init(struct ctp_convert_pacing *p, uint64_t hold_ms, uin
 	p->hold_ns = hold_ms * 1000000ull;
 	p->hold_bytes = spool_limit / 4;
 	p->start_bytes = spool_limit / 8;
+	p->program = program;
+	p->program_window = CTP_WAITED_UNKNOWN;
 	if (cpu_now)
 		p->window = *cpu_now;
+	if (p->enabled && program.read)
+		p->program_window = program.read(program.ctx);
+}
+
+/* Whether the program's threads waited for a CPU a quarter as long as the converter ran in the
+ * window: the converter took CPUs from it. Unknown counts as yes: the run queues decide alone.
+ * Read at every window's end, so that each verdict weighs one window's waits. */
+static bool program_waited(struct ctp_convert_pacing *p, uint64_t ran)
+{
+	uint64_t then = p->program_window;
+	uint64_t now = p->program.read ? p->program.read(p->program.ctx) : CTP_WAITED_UNKNOWN;
+	p->program_window = now;
+	if (then == CTP_WAITED_UNKNOWN || now == CTP_WAITED_UNKNOWN || now < then)
+		return true;
+	return (now - then) * 4 >= ran;
 }
 
 static void end_hold(struct ctp_convert_pacing *p, uint64_t now)
@@ -63,8 +80,11 @@ void ctp_convert_pacing_turn_done(struct ctp_convert_pacing *p, uint64_t now, ui
 		return; /* too little yet to tell */
 	p->window = *cpu_now;
 	/* Waiting alone misses a converter that preempts the program on waking (the scheduler
-	 * favours a thread that slept): the run queues then show the program's threads waiting. */
-	bool busy = waited * 4 >= ran + waited || p->full_samples * 2 > p->samples;
+	 * favours a thread that slept): the run queues then show the program's threads waiting,
+	 * and the program's own waits confirm it (the run queues count threads that do not run). */
+	bool program_kept_waiting = program_waited(p, ran);
+	bool busy = waited * 4 >= ran + waited ||
+		    (p->full_samples * 2 > p->samples && program_kept_waiting);
 	p->samples = p->full_samples = 0;
 	if (p->holding) {
 		if (!busy) {
@@ -88,28 +108,6 @@ int ctp_convert_pacing_wait_ms(const struct ctp_convert_pacing *p, uint64_t now)
 	if (p->next_probe <= now)
 		return 1;
 	return (int)((p->next_probe - now + 999999) / 1000000);
-}
-
-int ctp_cpu_time_open(void)
-{
-	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	struct ctp_cpu_time t;
-	if (fd >= 0 && !ctp_cpu_time_read(fd, &t)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-bool ctp_cpu_time_read(int fd, struct ctp_cpu_time *t)
-{
-	/* "ran waited timeslices\n", all since the thread began; ns. */
-	char buf[96];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	return sscanf(buf, "%" SCNu64 " %" SCNu64, &t->ran, &t->waited) == 2;
 }
 
 int ctp_runnable_open(void)

@@ -24,6 +24,7 @@
 #include "collector/convert_pacing.h"
 #include "collector/harvester.h"
 #include "collector/proc.h"
+#include "collector/program_waits.h"
 #include "collector/records.h"
 #include "ctp/jsonw.h"
 #include "ctp/trace_file.h"
@@ -79,6 +80,7 @@ struct loop {
 	struct ctp_convert_pacing pacing;
 	int cpu_time_fd; /* this thread's scheduler totals (convert_pacing.h), -1: none */
 	int runnable_fd; /* the system's runnable threads (convert_pacing.h), -1: none */
+	struct ctp_program_waits program_waits;
 };
 
 /* Markers for epoll data that are not connections. */
@@ -523,6 +525,19 @@ static bool convert_now(struct loop *L, uint64_t now)
 					      ending);
 }
 
+/* The traced processes' threads' waits for a CPU: of the first CTP_PROGRAM_WAITS_MAX_THREADS
+ * processes at most, as no more threads are followed. */
+static uint64_t read_program_waits(void *ctx)
+{
+	struct loop *L = ctx;
+	uint32_t pids[CTP_PROGRAM_WAITS_MAX_THREADS];
+	size_t n = 0;
+	for (struct conn *cn = L->conns; cn && n < CTP_PROGRAM_WAITS_MAX_THREADS; cn = cn->next)
+		if (cn->kind == CONN_PROC && cn->proc && !cn->proc->exec_sent)
+			pids[n++] = cn->proc->pid;
+	return ctp_program_waits_read(&L->program_waits, pids, n, ctp_monotonic_ns());
+}
+
 static void pacing_turn_done(struct loop *L)
 {
 	struct ctp_cpu_time t;
@@ -721,8 +736,10 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	bool have_cpu_time = L.cpu_time_fd >= 0 && ctp_cpu_time_read(L.cpu_time_fd, &cpu_now);
 	L.runnable_fd = o->hold_ms ? ctp_runnable_open() : -1;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	ctp_program_waits_init(&L.program_waits, "/proc");
 	ctp_convert_pacing_init(&L.pacing, (uint64_t)o->hold_ms, o->spool_bytes,
-				have_cpu_time ? &cpu_now : NULL, cpus > 0 ? (uint32_t)cpus : 1);
+				have_cpu_time ? &cpu_now : NULL, cpus > 0 ? (uint32_t)cpus : 1,
+				(struct ctp_program_waited){read_program_waits, &L});
 
 	run_loop(&L);
 	finish(&L);
@@ -771,6 +788,7 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		close(L.cpu_time_fd);
 	if (L.runnable_fd >= 0)
 		close(L.runnable_fd);
+	ctp_program_waits_free(&L.program_waits);
 	close(L.lfd);
 	close(L.sfd);
 	close(L.ep);

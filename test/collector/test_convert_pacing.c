@@ -1,5 +1,7 @@
 /* When the converter holds back (collector/convert_pacing.h): a window of wanting a CPU that was
- * a quarter or more waiting starts a hold; a hold ends when a probe finds a CPU free, when it has
+ * a quarter or more waiting starts a hold, and so does one where the run queues found the CPUs
+ * taken and the program's threads waited (the run queues alone, where those waits are unknown);
+ * a hold ends when a probe finds a CPU free, when it has
  * lasted its longest, when a quarter of the spool waits (and then none starts again until the
  * spool is emptied), or when the run ends; probes come less often while the CPUs stay busy; a hold
  * starts only when little waits; and nothing holds where it is turned off or the scheduler's totals
@@ -22,16 +24,30 @@
 struct fixture {
 	struct ctp_convert_pacing p;
 	struct ctp_cpu_time cpu;
-	uint32_t others; /* runnable threads of others at each turn, on 2 CPUs */
+	uint32_t others;  /* runnable threads of others at each turn, on 2 CPUs */
+	uint64_t program; /* the program's threads' total waits, or CTP_WAITED_UNKNOWN */
 	uint64_t now;
 };
 
-static void start(struct fixture *f, uint64_t hold_ms)
+static uint64_t program_waits(void *ctx)
+{
+	return ((struct fixture *)ctx)->program;
+}
+
+static void start_knowing(struct fixture *f, uint64_t hold_ms, uint64_t program)
 {
 	f->cpu = (struct ctp_cpu_time){.ran = 5 * MS, .waited = 1 * MS};
 	f->others = CTP_RUNNABLE_UNKNOWN;
+	f->program = program;
 	f->now = 1000 * MS;
-	ctp_convert_pacing_init(&f->p, hold_ms, SPOOL, &f->cpu, 2);
+	ctp_convert_pacing_init(&f->p, hold_ms, SPOOL, &f->cpu, 2,
+				(struct ctp_program_waited){program_waits, f});
+}
+
+/* The program's waits unknown. */
+static void start(struct fixture *f, uint64_t hold_ms)
+{
+	start_knowing(f, hold_ms, CTP_WAITED_UNKNOWN);
 }
 
 /* A conversion turn that ran `ran_ms` and waited `waited_ms` for a CPU. */
@@ -70,7 +86,8 @@ static void a_free_cpu_never_holds(void **state)
 
 /* The scheduler favours a thread that slept: the converter may take a CPU from the program at
  * once on waking, without waiting. The run queues show it: two threads of others runnable on
- * two CPUs in most samples of the window. */
+ * two CPUs in most samples of the window. Here the program's own waits are unknown, and the run
+ * queues decide alone. */
 static void cpus_taken_by_others_start_a_hold_without_waiting(void **state)
 {
 	(void)state;
@@ -90,6 +107,58 @@ static void cpus_taken_by_others_start_a_hold_without_waiting(void **state)
 	f.others = 3;
 	turn(&f, 1, 0, LITTLE); /* both */
 	assert_true(ctp_convert_pacing_holding(&f.p));
+}
+
+/* The run queues count threads that are not running: beside a one-thread program on two CPUs
+ * they found the CPUs taken, while the program waited 0.1-0.5 ms in 200 ms. */
+static void full_run_queues_hold_only_when_the_program_waited(void **state)
+{
+	(void)state;
+	struct fixture f;
+	start_knowing(&f, 2000, 0);
+	f.others = 2;
+	for (int i = 0; i < 10; i++) {
+		f.program += 10000; /* 10 us in each 2 ms window */
+		turn(&f, 2, 0, LITTLE);
+	}
+	assert_int_equal(f.p.holds, 0);
+	f.program += 400000; /* 0.4 ms: a fifth of what the converter ran */
+	turn(&f, 2, 0, LITTLE);
+	assert_int_equal(f.p.holds, 0);
+	f.program += 500000; /* a quarter */
+	turn(&f, 2, 0, LITTLE);
+	assert_true(ctp_convert_pacing_holding(&f.p));
+}
+
+/* The program's waits weigh one window only: what it waited long ago does not make a busy
+ * machine now. */
+static void the_programs_waits_count_per_window(void **state)
+{
+	(void)state;
+	struct fixture f;
+	start_knowing(&f, 2000, 0);
+	f.others = 1;
+	f.program += 50 * MS; /* a CPU was left: no hold, however long the program waited */
+	turn(&f, 2, 0, LITTLE);
+	assert_int_equal(f.p.holds, 0);
+	f.others = 2;
+	turn(&f, 2, 0, LITTLE); /* the CPUs taken, but the program did not wait in this window */
+	assert_int_equal(f.p.holds, 0);
+}
+
+/* Their waits alone, without the run queues finding the CPUs taken, start nothing: a thread's
+ * wake-up on an idle CPU counts as waiting too. */
+static void the_programs_waits_alone_do_not_hold(void **state)
+{
+	(void)state;
+	struct fixture f;
+	start_knowing(&f, 2000, 0);
+	f.others = 1;
+	for (int i = 0; i < 10; i++) {
+		f.program += 2 * MS;
+		turn(&f, 2, 0, LITTLE);
+	}
+	assert_int_equal(f.p.holds, 0);
 }
 
 static void a_short_window_gives_no_verdict(void **state)
@@ -210,7 +279,8 @@ static void turned_off_or_unreadable_never_holds(void **state)
 	start(&off, 0);
 	unreadable.cpu = (struct ctp_cpu_time){0};
 	unreadable.now = 1000 * MS;
-	ctp_convert_pacing_init(&unreadable.p, 2000, SPOOL, NULL, 2);
+	ctp_convert_pacing_init(&unreadable.p, 2000, SPOOL, NULL, 2,
+				(struct ctp_program_waited){NULL, NULL});
 	for (int i = 0; i < 10; i++) {
 		turn(&off, 1, 9, LITTLE);
 		turn(&unreadable, 1, 9, LITTLE);
@@ -261,6 +331,9 @@ int main(void)
 		cmocka_unit_test(a_busy_window_starts_a_hold),
 		cmocka_unit_test(a_free_cpu_never_holds),
 		cmocka_unit_test(cpus_taken_by_others_start_a_hold_without_waiting),
+		cmocka_unit_test(full_run_queues_hold_only_when_the_program_waited),
+		cmocka_unit_test(the_programs_waits_count_per_window),
+		cmocka_unit_test(the_programs_waits_alone_do_not_hold),
 		cmocka_unit_test(a_short_window_gives_no_verdict),
 		cmocka_unit_test(a_probe_that_finds_a_cpu_ends_the_hold),
 		cmocka_unit_test(probes_come_less_often_while_busy),
