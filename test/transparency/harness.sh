@@ -213,3 +213,24 @@ tq() {
 tp_app_pid() {
 	tq "$1" "$2" "[.[] | select(.type == \"process\" and (.exe | endswith(\"/$3\")))][0].pid // empty"
 }
+
+# The ucontext coroutines of process PID, in the order the trace made them (a jq filter).
+tp_ucontext_coros() {
+	echo "[.[] | select(.type == \"coro\" and .pid == ${1:-0} and .kind == \"ucontext\")]"
+}
+
+# tp_switch_counts NAME MODE PID: for each ucontext coroutine of PID, [switches to it, switches
+# from it], as one JSON array.
+tp_switch_counts() {
+	tq "$1" "$2" ". as \$l | [$(tp_ucontext_coros "$3")[] | .coro as \$c |
+		[([\$l[] | select(.type == \"switch\" and .to == \$c)] | length),
+		 ([\$l[] | select(.type == \"switch\" and .from == \$c)] | length)]] | tojson"
+}
+
+# tp_end_hows NAME MODE PID: for each ucontext coroutine of PID, how it ended (its coro_end
+# lines' "how", joined by "+"), as one JSON array.
+tp_end_hows() {
+	tq "$1" "$2" ". as \$l | [$(tp_ucontext_coros "$3")[] | .coro as \$c |
+		[\$l[] | select(.type == \"coro_end\" and .coro == \$c) | .how] | join(\"+\")] |
+		tojson"
+}

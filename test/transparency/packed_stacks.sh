@@ -8,18 +8,11 @@ check "packed_stacks: untraced, every coroutine ran its rounds" \
 	grep -qx "24 coroutines, 72 runs" "$WORK/packed_stacks.native.out"
 for mode in "${TP_MODES[@]}"; do
 	pid=$(tp_app_pid packed_stacks "$mode" packed_stacks)
-	coros="[.[] | select(.type == \"coro\" and .pid == ${pid:-0} and .kind == \"ucontext\")]"
 	expect_eq "packed_stacks $mode (tracer correctness): 24 ucontext coroutines" 24 \
-		"$(tq packed_stacks "$mode" "$coros | length")"
+		"$(tq packed_stacks "$mode" "$(tp_ucontext_coros "$pid") | length")"
 	expect_eq "packed_stacks $mode (tracer correctness): 4 switches to and 4 from each" \
-		'[[4,4]]' \
-		"$(tq packed_stacks "$mode" ". as \$l | [$coros[] | .coro as \$c |
-			[([\$l[] | select(.type == \"switch\" and .to == \$c)] | length),
-			 ([\$l[] | select(.type == \"switch\" and .from == \$c)] | length)]] |
-			unique | tojson")"
+		'[[4,4]]' "$(tp_switch_counts packed_stacks "$mode" "$pid" | jq -c unique)"
 	expect_eq "packed_stacks $mode (tracer correctness): each returned" '["returned"]' \
-		"$(tq packed_stacks "$mode" ". as \$l | [$coros[] | .coro as \$c |
-			[\$l[] | select(.type == \"coro_end\" and .coro == \$c) | .how] | join(\"+\")] |
-			unique | tojson")"
+		"$(tp_end_hows packed_stacks "$mode" "$pid" | jq -c unique)"
 done
 finish

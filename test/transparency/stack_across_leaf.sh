@@ -8,21 +8,13 @@ check "stack_across_leaf: untraced, the first coroutine ran to its end" \
 	grep -qx "first: 7 resumes, sum 3075" "$WORK/stack_across_leaf.native.out"
 for mode in "${TP_MODES[@]}"; do
 	pid=$(tp_app_pid stack_across_leaf "$mode" stack_across_leaf)
-	coros="[.[] | select(.type == \"coro\" and .pid == ${pid:-0} and .kind == \"ucontext\")]"
 	expect_eq "stack_across_leaf $mode (tracer correctness): two ucontext coroutines" 2 \
-		"$(tq stack_across_leaf "$mode" "$coros | length")"
+		"$(tq stack_across_leaf "$mode" "$(tp_ucontext_coros "$pid") | length")"
 	# 7 switches to the first (its start and six resumes, on each side of the boundary) and
 	# 7 from it (six suspends and its return); 2 to the second and 2 back.
 	expect_eq "stack_across_leaf $mode (tracer correctness): switches to and from each" \
-		'[[7,7],[2,2]]' \
-		"$(tq stack_across_leaf "$mode" ". as \$l | [$coros[] | .coro as \$c |
-			[([\$l[] | select(.type == \"switch\" and .to == \$c)] | length),
-			 ([\$l[] | select(.type == \"switch\" and .from == \$c)] | length)]] |
-			tojson")"
+		'[[7,7],[2,2]]' "$(tp_switch_counts stack_across_leaf "$mode" "$pid")"
 	expect_eq "stack_across_leaf $mode (tracer correctness): how each ended" \
-		'["returned","abandoned"]' \
-		"$(tq stack_across_leaf "$mode" ". as \$l | [$coros[] | .coro as \$c |
-			[\$l[] | select(.type == \"coro_end\" and .coro == \$c) | .how]] |
-			map(join(\"+\")) | tojson")"
+		'["returned","abandoned"]' "$(tp_end_hows stack_across_leaf "$mode" "$pid")"
 done
 finish
