@@ -25,6 +25,29 @@ static void body(int i)
 	}
 }
 
+/* Binds swapcontext here, on the thread's own stack: a first call through the PLT from a 4 KiB
+ * stack would resolve the symbol there, with the whole vector register state. (getcontext
+ * returns twice: kept out of main, whose locals would otherwise be clobbered.) */
+static __attribute__((noinline)) void bind_swapcontext(void)
+{
+	static ucontext_t warm;
+	static volatile int swapped;
+	getcontext(&warm);
+	if (!swapped) {
+		swapped = 1;
+		swapcontext(&main_ctx, &warm);
+	}
+}
+
+static __attribute__((noinline)) void make(int i, char *stack)
+{
+	getcontext(&co_ctx[i]);
+	co_ctx[i].uc_stack.ss_sp = stack;
+	co_ctx[i].uc_stack.ss_size = STACK;
+	co_ctx[i].uc_link = &main_ctx;
+	makecontext(&co_ctx[i], (void (*)(void))body, 1, i);
+}
+
 int main(void)
 {
 	size_t len = OFFSET + (size_t)COROS * STACK + 4096;
@@ -33,22 +56,9 @@ int main(void)
 		perror("mmap");
 		return 2;
 	}
-	/* Bind swapcontext here, on the thread's own stack: a first call through the PLT from a
-	 * 4 KiB stack would resolve the symbol there, with the whole vector register state. */
-	ucontext_t warm;
-	volatile int swapped = 0;
-	getcontext(&warm);
-	if (!swapped) {
-		swapped = 1;
-		swapcontext(&main_ctx, &warm);
-	}
-	for (int i = 0; i < COROS; i++) {
-		getcontext(&co_ctx[i]);
-		co_ctx[i].uc_stack.ss_sp = map + OFFSET + (size_t)i * STACK;
-		co_ctx[i].uc_stack.ss_size = STACK;
-		co_ctx[i].uc_link = &main_ctx;
-		makecontext(&co_ctx[i], (void (*)(void))body, 1, i);
-	}
+	bind_swapcontext();
+	for (int i = 0; i < COROS; i++)
+		make(i, map + OFFSET + (size_t)i * STACK);
 	/* ROUNDS resumes each, and one more to let it return. */
 	for (int r = 0; r <= ROUNDS; r++)
 		for (int i = 0; i < COROS; i++)
