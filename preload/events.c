@@ -43,6 +43,8 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	CTP_STORE_RELAXED(&s->stack_hi, stack_hi);
 	if (kind != CTP_KIND_THREAD && stack_lo < t->stack_hi && t->stack_lo < stack_hi)
 		t->coro_on_own_stack = 1;
+	else if (kind != CTP_KIND_THREAD)
+		ctp_note_stack_on_other_thread(stack_lo, stack_hi);
 	CTP_STORE_RELAXED(&s->wait_fd, -1);
 	CTP_STORE_RELAXED(&s->wait_op, CTP_OP_NONE);
 	CTP_STORE_RELAXED(&s->saved_ctx, 0);

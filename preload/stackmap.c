@@ -215,16 +215,32 @@ void ctp_thread_stacks_remove(uint32_t idx)
 	}
 }
 
-static uint32_t thread_stack_find(uint64_t sp)
+/* The live thread whose own stack overlaps [lo, hi), or CTP_NO_STATION. */
+static uint32_t thread_stack_over(uint64_t lo, uint64_t hi)
 {
 	uint32_t used = __atomic_load_n(&thread_slots_used, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < used; i++) {
 		uint32_t v = __atomic_load_n(&thread_slots[i], __ATOMIC_ACQUIRE);
 		if (v && CTP_LOAD_RELAXED(&ctp_station_at(v - 1)->kind) == CTP_KIND_THREAD &&
-		    ctp_station_holds(v - 1, sp))
+		    ctp_station_live_over(v - 1, lo, hi))
 			return v - 1;
 	}
 	return CTP_NO_STATION;
+}
+
+uint8_t ctp_coros_on_other_threads_stacks;
+
+/* Past this many thread slots, a search at every coroutine's making would cost more than the
+ * scans at thread exits it saves. */
+enum { THREAD_STACKS_SEARCHED = 256 };
+
+void ctp_note_stack_on_other_thread(uint64_t lo, uint64_t hi)
+{
+	if (__atomic_load_n(&ctp_coros_on_other_threads_stacks, __ATOMIC_RELAXED))
+		return;
+	if (__atomic_load_n(&thread_slots_used, __ATOMIC_RELAXED) > THREAD_STACKS_SEARCHED ||
+	    thread_stack_over(lo, hi) != CTP_NO_STATION)
+		__atomic_store_n(&ctp_coros_on_other_threads_stacks, 1, __ATOMIC_RELAXED);
 }
 
 /* Whether a live coroutine's stack covers any byte of the page. */
@@ -253,7 +269,7 @@ uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp)
 	uint64_t gen = CTP_LOAD_ACQUIRE(&generation);
 	uint32_t idx = ctp_stackmap_find(sp);
 	if (idx == CTP_NO_STATION && !(t->stack_lo <= sp && sp < t->stack_hi))
-		idx = thread_stack_find(sp);
+		idx = thread_stack_over(sp, sp + 1);
 	if (idx != CTP_NO_STATION && idx != t->self) {
 		remember(t, page, idx);
 		return idx;

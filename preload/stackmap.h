@@ -29,6 +29,12 @@ CTP_HIDDEN uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp);
 enum { CTP_MAX_THREAD_SLOTS = 4096 };
 CTP_HIDDEN uint32_t ctp_thread_stacks_add(uint32_t idx);
 CTP_HIDDEN void ctp_thread_stacks_remove(uint32_t idx);
+/* A coroutine's stack [lo, hi), not on its maker's own stack, may be a buffer on another
+ * thread's stack (one lent to it): then every thread's exit looks for coroutines on its stack
+ * (threads.c), as a thread cannot tell that another made one there. Set for good, and set
+ * without looking where there are more threads than it is worth searching through. */
+CTP_HIDDEN void ctp_note_stack_on_other_thread(uint64_t lo, uint64_t hi);
+extern uint8_t ctp_coros_on_other_threads_stacks CTP_HIDDEN;
 extern uint64_t ctp_stackmap_generation CTP_HIDDEN;
 
 /* Whether station s is a live coroutine whose stack overlaps [lo, hi). */

@@ -142,10 +142,13 @@ static void thread_exit(void *arg)
 	int saved_errno = errno;
 	t->state = CTP_THREAD_BUSY;
 	ctp_thread_stacks_remove(t->self);
-	/* Coroutines it made on buffers inside its own stack end with it: glibc keeps the stack
-	 * and hands it to the next thread it starts, whose own frames would otherwise be taken for
-	 * those coroutines (a switch back to that thread recorded as a resume of one of them). */
-	if (t->coro_on_own_stack)
+	/* Coroutines on buffers inside its own stack end with it, whichever thread made them:
+	 * glibc keeps the stack and hands it to the next thread it starts, whose own frames would
+	 * otherwise be taken for those coroutines (a switch back to that thread recorded as a
+	 * resume of one of them). Asked only where such a coroutine was made: the stack map holds
+	 * 2048 pages of an 8 MiB stack, ~35,000 instructions to go through. */
+	if (t->coro_on_own_stack ||
+	    __atomic_load_n(&ctp_coros_on_other_threads_stacks, __ATOMIC_RELAXED))
 		ctp_stackmap_retire_overlapping(t, t->stack_lo, t->stack_hi);
 	ctp_thread_end(t);
 	ctp_ring_detach(t);
