@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* New threads are looked for this often: a verdict on holding needs the threads that run now,
- * not every short-lived one. */
+/* New threads are looked for this often, while some are followed: a verdict on holding needs
+ * the threads that run now, not every short-lived one. */
 #define RESCAN_NS 100000000ull
 
 void ctp_program_waits_init(struct ctp_program_waits *w, const char *proc_root)
@@ -102,8 +102,10 @@ static void drop(struct ctp_program_waits *w, size_t i)
 uint64_t ctp_program_waits_read(struct ctp_program_waits *w, const uint32_t *pids, size_t npids,
 				uint64_t now)
 {
-	if (w->scanned_at == 0 || now - w->scanned_at >= RESCAN_NS) {
-		w->scanned_at = now ? now : 1;
+	/* Following nothing, look at every reading: the first threads of a run are wanted at
+	 * once, not 100 ms into it. */
+	if (w->nthreads == 0 || now - w->scanned_at >= RESCAN_NS) {
+		w->scanned_at = now;
 		for (size_t i = w->nthreads; i-- > 0;)
 			if (!traced(pids, npids, w->threads[i].pid))
 				drop(w, i);

@@ -8,8 +8,9 @@
  * queues (/proc/loadavg) could not tell these apart: they counted a third runnable thread in
  * both.
  *
- * The threads are found by listing /proc/PID/task at most every RESCAN_NS, and each one's file
- * stays open while the thread lives, so a reading is one pread a thread. At most
+ * The threads are found by listing /proc/PID/task at most every RESCAN_NS (at every reading
+ * while none is followed), and each one's file stays open while the thread lives, so a reading
+ * is one pread a thread. At most
  * CTP_PROGRAM_WAITS_MAX_THREADS threads are followed: a sample, in a program with more. A
  * thread counts from when it is found; what it waited before, and the waits of threads that
  * ended, are neither counted nor taken back, so the total never goes down. */
@@ -32,7 +33,7 @@ struct ctp_program_waits {
 	struct ctp_followed_thread threads[CTP_PROGRAM_WAITS_MAX_THREADS];
 	size_t nthreads;
 	uint64_t total;	     /* ns waited by the followed threads while followed */
-	uint64_t scanned_at; /* when /proc/PID/task was last listed; 0: never */
+	uint64_t scanned_at; /* when /proc/PID/task was last listed */
 	const char *proc;    /* "/proc", or another root for tests */
 };
 
