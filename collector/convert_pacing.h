@@ -20,16 +20,15 @@
  * counted a third runnable thread in most samples, though right after no thread but the program
  * and the converter was in state R, and the program waited 0.1-0.5 ms in 200 ms. Its flat-out
  * ping-pong was held 150 times, for 5-8 s of an 11 s run.) Where the program's waits cannot be
- * read, the run queues decide alone.
- * Conversion then holds back, and probes now and then by converting for another
- * window. The hold ends when a probe finds a CPU free; when it has lasted hold_ns, so that a live
- * reader of the trace sees records at most about that late; when a quarter of the spool waits,
- * so that the harvester never waits for room; or when the run ends. A hold starts only while
- * less than an eighth of the spool waits: a long busy period alternates holds with conversions
- * of the whole backlog. After a hold ended on a quarter of the spool, none starts until the spool
- * has been emptied: such a load outruns holding (a flat-out ping-pong kept 0.30 of its switches
- * instead of 0.45-0.7, its converter idle while the spool filled, over and over).
- */
+ * read, the run queues decide alone. After a busy window conversion holds back, and probes now and
+ * then by converting for another window. The hold ends when a probe finds a CPU free; when it has
+ * lasted hold_ns, so that a live reader of the trace sees records at most about that late; when a
+ * quarter of the spool waits, so that the harvester never waits for room; or when the run ends. A
+ * hold starts only while less than an eighth of the spool waits: a long busy period alternates
+ * holds with conversions of the whole backlog. After a hold ended on a quarter of the spool, none
+ * starts until the spool has been emptied: such a load outruns holding (a flat-out ping-pong kept
+ * 0.30 of its switches instead of 0.45-0.7, its converter idle while the spool filled, over and
+ * over). */
 #ifndef CTP_COLLECTOR_CONVERT_PACING_H
 #define CTP_COLLECTOR_CONVERT_PACING_H
 

@@ -83,8 +83,6 @@ static void scan(struct ctp_program_waits *w, uint32_t pid)
 	closedir(d);
 }
 
-/* Drops the threads of processes no longer traced: an exec'd or ended process's threads are not
- * the program's any more, and their slots are wanted. */
 static bool traced(const uint32_t *pids, size_t npids, uint32_t pid)
 {
 	for (size_t i = 0; i < npids; i++)
@@ -106,6 +104,8 @@ uint64_t ctp_program_waits_read(struct ctp_program_waits *w, const uint32_t *pid
 	 * once, not 100 ms into it. */
 	if (w->nthreads == 0 || now - w->scanned_at >= RESCAN_NS) {
 		w->scanned_at = now;
+		/* An exec'd or ended process's threads are not the program's any more, and their
+		 * slots are wanted. */
 		for (size_t i = w->nthreads; i-- > 0;)
 			if (!traced(pids, npids, w->threads[i].pid))
 				drop(w, i);
