@@ -24,6 +24,8 @@ void ctp_ring_producer_init(struct ctp_ring_producer *p, struct ctp_ring *ring, 
 
 /* The producer side is inline: it runs on every context switch of the traced program. */
 
+enum { CTP_RING_PREFETCH_AHEAD = 1024 }; /* see ctp_ring_commit */
+
 /* Room for a record of `size` bytes (a multiple of 8, at most 65528), contiguous in memory.
  * Returns NULL, and counts one dropped record, when the consumer has not made room. */
 static inline void *ctp_ring_reserve(struct ctp_ring_producer *p, uint32_t size)
@@ -63,6 +65,14 @@ static inline void ctp_ring_commit(struct ctp_ring_producer *p)
 	p->pending = 0;
 	/* Release: the record's bytes are visible before the consumer sees the new head. */
 	CTP_STORE_RELEASE(&p->ring->head, p->head);
+	/* A ring the collector lags behind grows to megabytes, past the core's own caches, and a
+	 * record written to a line that is not there waits for it: with a Boost.Fiber program on
+	 * two threads, stores into the record were a fifth of the switch hook's time. Asking for
+	 * the line CTP_RING_PREFETCH_AHEAD bytes on, about twenty records before it is written,
+	 * made that program's traced runs 5-7% faster; single-thread switching no slower
+	 * (README "Performance"). A hint: it changes nothing the program or the collector can
+	 * see. */
+	__builtin_prefetch(&p->data[(p->head + CTP_RING_PREFETCH_AHEAD) & p->mask], 1, 3);
 }
 
 /* Bytes published and not yet consumed, as the producer last saw the consumer's tail: an
