@@ -24,6 +24,7 @@
 #include "preload/real.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
+#include "preload/switch_path.h"
 #include "preload/switch_stub.h"
 #include "preload/threads.h"
 #include "preload/walk_stack.h"
@@ -186,15 +187,18 @@ void *ctp_swapcontext_enter(ucontext_t *oucp, const ucontext_t *ucp, uint64_t *r
 		/* errno: nothing on this path changes it (the unwinder keeps it itself). */
 		uint64_t now = ctp_now();
 		ctp_walk_area_get(t); /* the thread's next switches run there */
-		uint32_t to = ctp_station_for_sp(t, context_sp(ucp));
-		if (to != t->current) {
+		struct ctp_stack_owner target = ctp_stack_owner(t, context_sp(ucp));
+		if (target.idx != t->current) {
 			/* real_swapcontext saves this coroutine's registers into oucp. */
 			struct ctp_suspend_point at = {.call_site = *ret_slot,
 						       .ret_slot = (uint64_t)ret_slot,
 						       .ctx = (uint64_t)oucp,
 						       .ctx_kind = oucp ? CTP_CTX_UCONTEXT
 									: CTP_CTX_NONE};
-			ctp_coro_switch(t, to, CTP_HOW_SWAPCONTEXT, &at, now);
+			/* Inline (switch_path.h), with the station the lookup found: the switch
+			 * path of ucontext programs, as fcontext_hooks.c has it for Boost's. */
+			ctp_switch_from(t, target.idx, target.station, CTP_HOW_SWAPCONTEXT,
+					CTP_STATE_SUSPENDED, at, now);
 		}
 	}
 	/* The stub jumps to it; it returns when someone switches back to oucp, maybe on another
