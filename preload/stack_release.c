@@ -7,12 +7,16 @@
  *
  * The block freed holds the stack, and may begin a little before it (at most HEADER_MAX): libpcl
  * puts its coroutine record first, then the stack. free() is among the hottest calls of a
- * program (pdns-recursor makes 62 a query): the hook costs one load and a compare against a
+ * program (pdns-recursor makes 62 a query): the hook compares the block against one set of a
  * small table of the stack bases coroutines were made with, keyed by page, and jumps to the real
- * free without a frame of its own: 16 instructions. A base in the first HEADER_MAX bytes of its
- * page is noted under the page before too, where a block that holds it may begin; the table is
- * direct-mapped: a base pushed out by a collision is simply not seen freed, and its coroutine
- * ends when its stack is reused. A candidate is checked further against the block's size. */
+ * free without a frame of its own. A base in the first HEADER_MAX bytes of its page is noted
+ * under the page before too, where a block that holds it may begin. Each set has BASE_WAYS
+ * places: stacks 16 or 32 MiB apart land in one set (the key folds the page number's high bits
+ * onto its low ones), and with one place a second base pushed the first out, whose coroutine
+ * was then never seen freed (Asio's spawn on glibc's malloc: 2 or 3 of 101 coroutines left
+ * suspended at the end). A base is placed in a free place, or over one whose coroutine is gone;
+ * only when every place holds a live coroutine's base is one pushed out, and its coroutine ends
+ * when its stack is reused instead. A candidate is checked further against the block's size. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,22 +31,34 @@
 #include "preload/stations.h"
 #include "preload/threads.h"
 
-enum { BASE_SLOTS = 4096 };
-static uint64_t stack_bases[BASE_SLOTS];
+enum { BASE_SETS = 4096, BASE_WAYS = 4 };
+/* A set is one cache line's half: the free hook reads one line. */
+static uint64_t stack_bases[BASE_SETS][BASE_WAYS] __attribute__((aligned(64)));
 
 enum { PAGE_SHIFT = 12, PAGE_SIZE = 1 << PAGE_SHIFT, HEADER_MAX = 2048 };
 
-static inline uint32_t base_slot(uint64_t p)
+static inline uint64_t *base_set(uint64_t p)
 {
 	uint64_t page = p >> PAGE_SHIFT;
-	return (uint32_t)(page ^ (page >> 12)) & (BASE_SLOTS - 1);
+	return stack_bases[(page ^ (page >> 12)) & (BASE_SETS - 1)];
 }
 
-/* A stack base noted in the table that may lie at the start of a block that begins at p, or 0. */
-static inline uint64_t candidate_base(uint64_t p)
+/* Whether base may lie at the start of a block that begins at p: base >= p, and close (never
+ * for an empty place, 0). */
+static inline bool starts_block(uint64_t base, uint64_t p)
 {
-	uint64_t base = __atomic_load_n(&stack_bases[base_slot(p)], __ATOMIC_RELAXED);
-	return base - p < HEADER_MAX ? base : 0; /* base >= p, and close; never 0 for p != 0 */
+	return base - p < HEADER_MAX;
+}
+
+/* Whether any base noted in p's set may lie at the start of a block that begins at p. */
+static inline bool may_hold_base(uint64_t p)
+{
+	const uint64_t *set = base_set(p);
+	bool any = false;
+#pragma GCC unroll 4
+	for (int w = 0; w < BASE_WAYS; w++)
+		any |= starts_block(__atomic_load_n(&set[w], __ATOMIC_RELAXED), p);
+	return any;
 }
 
 /* Whether base is also noted under the page before its own: a block that holds it may begin
@@ -54,6 +70,33 @@ static inline bool noted_twice(uint64_t base)
 
 static size_t (*real_usable_size)(void *);
 
+/* Whether base is still the start of a live coroutine's stack. */
+static bool base_in_use(uint64_t base)
+{
+	uint32_t idx = ctp_stackmap_find(base);
+	return idx != CTP_NO_STATION && CTP_LOAD_RELAXED(&ctp_station_at(idx)->stack_lo) == base;
+}
+
+/* Places lo in the set: where it is already, else in a free place, else over a base whose
+ * coroutine is gone (a coroutine that ended by returning, or whose stack went back by munmap,
+ * leaves its base behind), else over the first. Races with another thread's note are benign:
+ * the worst is a base pushed out, as when the set is full. */
+static void note_in(uint64_t *set, uint64_t lo)
+{
+	int place = -1;
+	for (int w = 0; w < BASE_WAYS; w++) {
+		uint64_t v = __atomic_load_n(&set[w], __ATOMIC_RELAXED);
+		if (v == lo)
+			return;
+		if (place < 0 && v == 0)
+			place = w;
+	}
+	for (int w = 0; w < BASE_WAYS && place < 0; w++)
+		if (!base_in_use(__atomic_load_n(&set[w], __ATOMIC_RELAXED)))
+			place = w;
+	__atomic_store_n(&set[place < 0 ? 0 : place], lo, __ATOMIC_RELAXED);
+}
+
 void ctp_stack_base_note(uint64_t lo)
 {
 	/* Looked up here, when a coroutine is made, never inside free: dlsym may free. */
@@ -64,20 +107,25 @@ void ctp_stack_base_note(uint64_t lo)
 				 __ATOMIC_RELAXED);
 		errno = saved_errno;
 	}
-	__atomic_store_n(&stack_bases[base_slot(lo)], lo, __ATOMIC_RELAXED);
+	note_in(base_set(lo), lo);
 	if (noted_twice(lo))
-		__atomic_store_n(&stack_bases[base_slot(lo - PAGE_SIZE)], lo, __ATOMIC_RELAXED);
+		note_in(base_set(lo - PAGE_SIZE), lo);
+}
+
+static void forget_in(uint64_t *set, uint64_t base)
+{
+	for (int w = 0; w < BASE_WAYS; w++) {
+		uint64_t expected = base;
+		__atomic_compare_exchange_n(&set[w], &expected, 0, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	}
 }
 
 static void forget_base(uint64_t base)
 {
-	uint64_t expected = base;
-	__atomic_compare_exchange_n(&stack_bases[base_slot(base)], &expected, 0, false,
-				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	expected = base; /* the first exchange may have overwritten it */
+	forget_in(base_set(base), base);
 	if (noted_twice(base))
-		__atomic_compare_exchange_n(&stack_bases[base_slot(base - PAGE_SIZE)], &expected, 0,
-					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		forget_in(base_set(base - PAGE_SIZE), base);
 }
 
 /* The block at p, being freed, may hold the stack that begins at base: if the block reaches
@@ -126,9 +174,12 @@ static __attribute__((noinline)) void (*resolve_free(void))(void *)
 /* A block that may hold a coroutine's stack, or the first free (the real one not yet known). */
 static __attribute__((noinline)) void free_slow(void *p)
 {
-	uint64_t base = candidate_base((uint64_t)p);
-	if (base != 0)
-		block_freed((uint64_t)p, base);
+	const uint64_t *set = base_set((uint64_t)p);
+	for (int w = 0; w < BASE_WAYS; w++) {
+		uint64_t base = __atomic_load_n(&set[w], __ATOMIC_RELAXED);
+		if (starts_block(base, (uint64_t)p))
+			block_freed((uint64_t)p, base);
+	}
 	void (*f)(void *) = __atomic_load_n(&real_free_fn, __ATOMIC_RELAXED);
 	if (!f && !(f = resolve_free()))
 		return;
@@ -139,7 +190,7 @@ static __attribute__((noinline)) void free_slow(void *p)
 CTP_EXPORT void free(void *p)
 {
 	void (*f)(void *) = __atomic_load_n(&real_free_fn, __ATOMIC_RELAXED);
-	if (CTP_UNLIKELY(candidate_base((uint64_t)p) != 0 || !f)) {
+	if (CTP_UNLIKELY(may_hold_base((uint64_t)p) || !f)) {
 		free_slow(p);
 		return;
 	}
