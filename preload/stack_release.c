@@ -7,16 +7,17 @@
  *
  * The block freed holds the stack, and may begin a little before it (at most HEADER_MAX): libpcl
  * puts its coroutine record first, then the stack. free() is among the hottest calls of a
- * program (pdns-recursor makes 62 a query): the hook compares the block against one set of a
- * small table of the stack bases coroutines were made with, keyed by page, and jumps to the real
- * free without a frame of its own. A base in the first HEADER_MAX bytes of its page is noted
- * under the page before too, where a block that holds it may begin. Each set has BASE_WAYS
- * places: stacks 16 or 32 MiB apart land in one set (the key folds the page number's high bits
- * onto its low ones), and with one place a second base pushed the first out, whose coroutine
- * was then never seen freed (Asio's spawn on glibc's malloc: 2 or 3 of 101 coroutines left
- * suspended at the end). A base is placed in a free place, or over one whose coroutine is gone;
- * only when every place holds a live coroutine's base is one pushed out, and its coroutine ends
- * when its stack is reused instead. A candidate is checked further against the block's size. */
+ * program (pdns-recursor makes 62 a query): the hook reads one byte that says whether the
+ * block's set of a small table of the stack bases coroutines were made with (keyed by page) is
+ * in use, and jumps to the real free without a frame of its own. A base in the first HEADER_MAX
+ * bytes of its page is noted under the page before too, where a block that holds it may begin. Each
+ * set has BASE_WAYS places: stacks 16 or 32 MiB apart land in one set (the key folds the page
+ * number's high bits onto its low ones), and with one place a second base pushed the first out,
+ * whose coroutine was then never seen freed (Asio's spawn on glibc's malloc: 2 or 3 of 101
+ * coroutines left suspended at the end). A base is placed in a free place, or over one whose
+ * coroutine is gone; only when every place holds a live coroutine's base is one pushed out, and its
+ * coroutine ends when its stack is reused instead. A candidate is checked further against the
+ * block's size. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,15 +33,17 @@
 #include "preload/threads.h"
 
 enum { BASE_SETS = 4096, BASE_WAYS = 4 };
-/* A set is one cache line's half: the free hook reads one line. */
+/* A set is one cache line's half. set_used[i] is non-zero while set i may hold a base: the free
+ * hook reads that byte alone, as most frees are of blocks that hold no stack. */
 static uint64_t stack_bases[BASE_SETS][BASE_WAYS] __attribute__((aligned(64)));
+static uint8_t set_used[BASE_SETS];
 
 enum { PAGE_SHIFT = 12, PAGE_SIZE = 1 << PAGE_SHIFT, HEADER_MAX = 2048 };
 
-static inline uint64_t *base_set(uint64_t p)
+static inline uint32_t base_set(uint64_t p)
 {
 	uint64_t page = p >> PAGE_SHIFT;
-	return stack_bases[(page ^ (page >> 12)) & (BASE_SETS - 1)];
+	return (uint32_t)(page ^ (page >> 12)) & (BASE_SETS - 1);
 }
 
 /* Whether base may lie at the start of a block that begins at p: base >= p, and close (never
@@ -50,15 +53,17 @@ static inline bool starts_block(uint64_t base, uint64_t p)
 	return base - p < HEADER_MAX;
 }
 
-/* Whether any base noted in p's set may lie at the start of a block that begins at p. */
 static inline bool may_hold_base(uint64_t p)
 {
-	const uint64_t *set = base_set(p);
-	bool any = false;
-#pragma GCC unroll 4
+	return __atomic_load_n(&set_used[base_set(p)], __ATOMIC_RELAXED) != 0;
+}
+
+static bool set_empty(uint32_t set)
+{
 	for (int w = 0; w < BASE_WAYS; w++)
-		any |= starts_block(__atomic_load_n(&set[w], __ATOMIC_RELAXED), p);
-	return any;
+		if (__atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED))
+			return false;
+	return true;
 }
 
 /* Whether base is also noted under the page before its own: a block that holds it may begin
@@ -81,20 +86,24 @@ static bool base_in_use(uint64_t base)
  * coroutine is gone (a coroutine that ended by returning, or whose stack went back by munmap,
  * leaves its base behind), else over the first. Races with another thread's note are benign:
  * the worst is a base pushed out, as when the set is full. */
-static void note_in(uint64_t *set, uint64_t lo)
+static void note_in(uint32_t set, uint64_t lo)
 {
+	uint64_t *ways = stack_bases[set];
 	int place = -1;
 	for (int w = 0; w < BASE_WAYS; w++) {
-		uint64_t v = __atomic_load_n(&set[w], __ATOMIC_RELAXED);
+		uint64_t v = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
 		if (v == lo)
 			return;
 		if (place < 0 && v == 0)
 			place = w;
 	}
 	for (int w = 0; w < BASE_WAYS && place < 0; w++)
-		if (!base_in_use(__atomic_load_n(&set[w], __ATOMIC_RELAXED)))
+		if (!base_in_use(__atomic_load_n(&ways[w], __ATOMIC_RELAXED)))
 			place = w;
-	__atomic_store_n(&set[place < 0 ? 0 : place], lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&ways[place < 0 ? 0 : place], lo, __ATOMIC_RELAXED);
+	/* After the base: a free that sees the set unused cannot be of this block (it is in use
+	 * as a stack until the coroutine is made). */
+	__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
 }
 
 void ctp_stack_base_note(uint64_t lo)
@@ -112,13 +121,20 @@ void ctp_stack_base_note(uint64_t lo)
 		note_in(base_set(lo - PAGE_SIZE), lo);
 }
 
-static void forget_in(uint64_t *set, uint64_t base)
+static void forget_in(uint32_t set, uint64_t base)
 {
 	for (int w = 0; w < BASE_WAYS; w++) {
 		uint64_t expected = base;
-		__atomic_compare_exchange_n(&set[w], &expected, 0, false, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED);
+		__atomic_compare_exchange_n(&stack_bases[set][w], &expected, 0, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
+	if (!set_empty(set))
+		return;
+	/* Marked unused, then looked at again: a base another thread noted meanwhile either is
+	 * seen here, or its note marks the set used after this store. */
+	__atomic_store_n(&set_used[set], 0, __ATOMIC_SEQ_CST);
+	if (!set_empty(set))
+		__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
 }
 
 static void forget_base(uint64_t base)
@@ -174,9 +190,9 @@ static __attribute__((noinline)) void (*resolve_free(void))(void *)
 /* A block that may hold a coroutine's stack, or the first free (the real one not yet known). */
 static __attribute__((noinline)) void free_slow(void *p)
 {
-	const uint64_t *set = base_set((uint64_t)p);
+	const uint64_t *ways = stack_bases[base_set((uint64_t)p)];
 	for (int w = 0; w < BASE_WAYS; w++) {
-		uint64_t base = __atomic_load_n(&set[w], __ATOMIC_RELAXED);
+		uint64_t base = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
 		if (starts_block(base, (uint64_t)p))
 			block_freed((uint64_t)p, base);
 	}
