@@ -56,7 +56,7 @@ static uint64_t latest_snapshot(const struct ctp_analysis *a)
 }
 
 /* The line before a followed text report: which one it is, and what it shows. */
-static void put_heading(struct out_report *o, bool final, uint64_t snapshot_ts)
+static void put_heading(const struct out_report *o, FILE *f, bool final, uint64_t snapshot_ts)
 {
 	char clock[16] = "";
 	time_t now = time(NULL);
@@ -64,17 +64,31 @@ static void put_heading(struct out_report *o, bool final, uint64_t snapshot_ts)
 	if (localtime_r(&now, &tm))
 		strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
 	if (o->terminal)
-		fputs("\033[H\033[2J", o->f); /* home, clear the screen */
+		fputs("\033[H\033[2J", f); /* home, clear the screen */
 	else
-		fputs("=== ", o->f);
-	fprintf(o->f, "ctp-cat --follow --report, report %" PRIu64 " at %s: ", o->reports, clock);
+		fputs("=== ", f);
+	fprintf(f, "ctp-cat --follow --report, report %" PRIu64 " at %s: ", o->reports, clock);
 	uint64_t first = ctp_analysis_summary(o->a)->first_ts;
 	if (final)
-		fputs("the end of following", o->f);
+		fputs("the end of following", f);
 	else
-		fprintf(o->f, "snapshot %.3f s into the trace",
+		fprintf(f, "snapshot %.3f s into the trace",
 			snapshot_ts > first ? (double)(snapshot_ts - first) / 1e9 : 0.0);
-	fputs(o->terminal ? "\n\n" : " ===\n", o->f);
+	fputs(o->terminal ? "\n\n" : " ===\n", f);
+}
+
+/* One followed report, written to f. */
+static int compose_followed(struct out_report *o, FILE *f, bool final)
+{
+	uint64_t snapshot_ts = latest_snapshot(o->a);
+	if (o->json) {
+		struct ctp_cat_report_refresh r = {o->reports, final, snapshot_ts};
+		return ctp_cat_report_json(f, o->a, o->name, &r);
+	}
+	if (!o->terminal && o->reports > 1 && fputc('\n', f) == EOF)
+		return -1;
+	put_heading(o, f, final, snapshot_ts);
+	return ctp_cat_report_text(f, o->a, o->name, o->full_names);
 }
 
 static int write_report(struct out_report *o, bool final)
@@ -83,17 +97,21 @@ static int write_report(struct out_report *o, bool final)
 		return o->json ? ctp_cat_report_json(o->f, o->a, o->name, NULL)
 			       : ctp_cat_report_text(o->f, o->a, o->name, o->full_names);
 	o->reports++;
-	uint64_t snapshot_ts = latest_snapshot(o->a);
-	if (o->json) {
-		struct ctp_cat_report_refresh r = {o->reports, final, snapshot_ts};
-		return ctp_cat_report_json(o->f, o->a, o->name, &r);
-	}
-	if (!o->terminal && o->reports > 1 && fputc('\n', o->f) == EOF)
+	/* Made whole in memory, then written at once: a reader of the file (tail -f, a script
+	 * waiting for a report) never finds one cut where the output's buffer happened to fill
+	 * (a report of 47 lost wakeups with their stacks is several buffers long). */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem)
 		return -1;
-	put_heading(o, final, snapshot_ts);
-	if (ctp_cat_report_text(o->f, o->a, o->name, o->full_names) < 0)
-		return -1;
-	return fflush(o->f) == 0 ? 0 : -1;
+	int r = compose_followed(o, mem, final);
+	if (fclose(mem) != 0)
+		r = -1;
+	if (r == 0 && (fwrite(text, 1, len, o->f) != len || fflush(o->f) != 0))
+		r = -1;
+	free(text);
+	return r < 0 ? -1 : 0;
 }
 
 static int report_refresh(void *state)
