@@ -25,10 +25,13 @@ uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station,
  * line taken from the program's core, about a tenth of the collector's time). */
 void ctp_deferred_note_queued(struct ctp_proc *p, const struct ctp_rec *rec);
 
-/* The stack to give the final state of a suspended coroutine from station snapshot s: the one
- * its last switch line got when it is the same suspend (both lines must agree), else the
- * station's own; 0 for none. */
-uint32_t ctp_deferred_state_stack(struct ctp_proc *p, const struct ctp_station_snapshot *s);
+/* The stack to give the state of a suspended coroutine from snapshot s of station idx (at a
+ * live snapshot or at the end): the one its last switch line got when it is the same suspend
+ * (both lines must agree); else, while the process can be read and the station holds only the
+ * call site, the whole stack unwound from its saved context now; else the station's own; 0 for
+ * none. */
+uint32_t ctp_deferred_state_stack(struct ctp_proc *p, uint32_t idx,
+				  const struct ctp_station_snapshot *s);
 
 /* Frees what the unwinding of process p remembers (at the process's end). */
 void ctp_deferred_free(struct ctp_proc *p);

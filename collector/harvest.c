@@ -145,14 +145,18 @@ static void copy_visit(void *ctx, const struct ctp_rec *rec)
 	c->used += size;
 }
 
+uint64_t ctp_harvest_clock_now(const struct ctp_harvest *h)
+{
+	const struct ctp_header *hd = (const struct ctp_header *)h->view.base;
+	return CTP_LOAD_RELAXED(&hd->clock_kind) == CTP_CLOCK_TSC ? ctp_tsc() : ctp_monotonic_ns();
+}
+
 uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fill)
 {
 	if (!h->view.base)
 		return 0;
 	follow_growth(h);
-	const struct ctp_header *hd = (const struct ctp_header *)h->view.base;
-	uint64_t pass_start =
-		CTP_LOAD_RELAXED(&hd->clock_kind) == CTP_CLOCK_TSC ? ctp_tsc() : ctp_monotonic_ns();
+	uint64_t pass_start = ctp_harvest_clock_now(h);
 	bool whole = true; /* every ring emptied, none cut short by the budget */
 	uint64_t total = 0;
 	for (size_t i = 0; i < h->nrings; i++) {

@@ -70,6 +70,9 @@ bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp
 /* Unmaps and frees the spool (whatever it still holds). */
 void ctp_harvest_fini(struct ctp_harvest *h);
 
+/* The process's clock (its segment's: TSC ticks or monotonic ns) now. The view must be mapped. */
+uint64_t ctp_harvest_clock_now(const struct ctp_harvest *h);
+
 /* Moves at most about `budget` bytes per ring (0 = everything there is) into the spool, and
  * each ring's new loss. Returns the ring bytes taken. *fill (may be NULL) is raised to the
  * largest share of one ring's capacity the pass took, in 1/CTP_HARVEST_FILL_ONE; a ring cut

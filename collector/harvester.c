@@ -127,6 +127,18 @@ static bool registered(struct ctp_harvester *H, struct ctp_harvest *h)
 	return false;
 }
 
+uint64_t ctp_harvester_harvest_now(struct ctp_harvester *H, struct ctp_harvest *h)
+{
+	uint64_t began = 0;
+	pthread_mutex_lock(&H->lock);
+	if (registered(H, h) && h->view.base && !spools_full(H)) {
+		began = ctp_harvest_clock_now(h);
+		ctp_harvest_rings(h, 0, NULL);
+	}
+	pthread_mutex_unlock(&H->lock);
+	return began;
+}
+
 static void wait_events(struct ctp_harvester *H, int timeout_ms)
 {
 	struct epoll_event evs[16];

@@ -51,6 +51,12 @@ void ctp_harvester_add(struct ctp_harvester *H, struct ctp_harvest *h, int sock)
  * final), and the caller may harvest it and read its socket itself (the final drain). */
 void ctp_harvester_remove(struct ctp_harvester *H, struct ctp_harvest *h, int sock);
 
+/* Main thread: empties every ring of h into its spool now, between two of the harvester's
+ * passes (a snapshot must follow every record published before it). Returns the process's
+ * clock when it began, before which every record is spooled; 0 when h is not the harvester's,
+ * is not mapped, or the spools are full (then nothing is taken). */
+uint64_t ctp_harvester_harvest_now(struct ctp_harvester *H, struct ctp_harvest *h);
+
 /* Converting in batches: each wakeup of the main thread costs it a context switch (~15 us on
  * a small VM, 10% of its time when the harvester woke it after each of its passes, a thousand
  * times a second). So the harvester, after each of its passes, wakes the sleeping main thread

@@ -496,7 +496,8 @@ static void write_snapshots(struct loop *L)
 {
 	for (struct conn *cn = L->conns; cn; cn = cn->next)
 		if (cn->kind == CONN_PROC)
-			ctp_proc_write_snapshot(cn->proc);
+			ctp_proc_write_snapshot(cn->proc,
+						ctp_harvester_harvest_now(&L->H, &cn->proc->hv));
 	ctp_harvester_room_freed(&L->H);
 	ctp_zwriter_flush(L->z);
 }

@@ -99,9 +99,7 @@ static void visit_station_block(void *ctx, struct ctp_block *b, uint64_t off)
 	p->chunk_offs[p->nchunks++] = off;
 }
 
-/* Follows the segment's growth in the converter's own mapping: records converted now may name
- * coroutines whose stations lie in blocks added since the last look. */
-static void follow_growth(struct ctp_proc *p)
+void ctp_proc_follow_growth(struct ctp_proc *p)
 {
 	if (!p->view.base)
 		return;
@@ -216,6 +214,11 @@ void ctp_proc_release_ordered(struct ctp_proc *p)
 	ctp_reorder_release(&p->order, until, emit_record, p);
 }
 
+void ctp_proc_release_until(struct ctp_proc *p, uint64_t until)
+{
+	ctp_reorder_release(&p->order, until, emit_record, p);
+}
+
 uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 {
 	uint64_t total = 0;
@@ -226,7 +229,7 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 		if (!d)
 			break;
 		if (!followed) {
-			follow_growth(p);
+			ctp_proc_follow_growth(p);
 			followed = true;
 		}
 		size_t used = 0;
@@ -252,7 +255,7 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 
 void ctp_proc_drain(struct ctp_proc *p)
 {
-	follow_growth(p);
+	ctp_proc_follow_growth(p);
 	ctp_proc_convert(p, 0);
 	for (int pass = 0; pass < DRAIN_PASSES; pass++) {
 		uint64_t got = ctp_harvest_rings(&p->hv, DRAIN_TURN, NULL);
@@ -263,5 +266,5 @@ void ctp_proc_drain(struct ctp_proc *p)
 	/* Nothing more can come: everything out, in order. */
 	ctp_reorder_release(&p->order, UINT64_MAX, emit_record, p);
 	/* The final states come from every station chunk there is. */
-	follow_growth(p);
+	ctp_proc_follow_growth(p);
 }

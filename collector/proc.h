@@ -79,12 +79,20 @@ struct ctp_proc {
 struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid, uint32_t ppid,
 			       struct ctp_spool_budget *budget, char *why, size_t why_len);
 
-/* Converts spooled records into lines: about `max_bytes` of them (0 = all there are). Returns
- * the spool bytes converted. Main thread only. */
 /* Turns the records no ring can still precede into lines (also called on the loop's tick, so
  * that an idle process's last records do not wait for its next activity). */
 void ctp_proc_release_ordered(struct ctp_proc *p);
+/* Turns every record queued for ordering that is older than `until` into lines: only when no
+ * ring can still hold an older one (its rings were emptied after `until`). */
+void ctp_proc_release_until(struct ctp_proc *p, uint64_t until);
+/* Converts spooled records into lines: about `max_bytes` of them (0 = all there are). Returns
+ * the spool bytes converted. Main thread only. */
 uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes);
+
+/* Follows the segment's growth in the converter's own mapping, and the station chunks in it:
+ * records converted now, and snapshots and final states, may name coroutines whose stations lie
+ * in blocks added since the last look. Cheap when nothing was added. Main thread only. */
+void ctp_proc_follow_growth(struct ctp_proc *p);
 
 /* Reads every ring until it is empty (bounded, for a process that is still writing) and
  * converts everything. Only once the harvester has let go of the process
@@ -95,8 +103,10 @@ void ctp_proc_drain(struct ctp_proc *p);
 void ctp_proc_write_states(struct ctp_proc *p);
 
 /* Writes a `snapshot` line and the state of every live coroutine now, while the process runs
- * (proc_snapshot.c). Main thread only. */
-void ctp_proc_write_snapshot(struct ctp_proc *p);
+ * (proc_snapshot.c). spooled_before (the process's clock; 0: not known) is a moment before
+ * which every record the process published is spooled: the events up to it go out before the
+ * snapshot, none held back for ordering. Main thread only. */
+void ctp_proc_write_snapshot(struct ctp_proc *p, uint64_t spooled_before);
 
 /* How the process recorded its own end (header.exit_kind); false when it did not. */
 bool ctp_proc_header_exit(struct ctp_proc *p, struct ctp_exit_line *out);

@@ -7,7 +7,8 @@
 #include "ctp/atomics.h"
 #include "ctp/names.h"
 
-static void state_from_station(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx)
+static void state_from_station(struct ctp_proc *p, uint32_t idx,
+			       const struct ctp_station_snapshot *s, void *ctx)
 {
 	(void)ctx;
 	bool is_new;
@@ -29,7 +30,7 @@ static void state_from_station(struct ctp_proc *p, const struct ctp_station_snap
 	}
 	if (state == CTP_STATE_EXITED) /* its EXIT record was lost: ended, how is unknown */
 		ctp_proc_coro_end(p, c, CTP_END_UNKNOWN, 0, s->tid, last);
-	struct ctp_state_line l = ctp_proc_state_line(p, s, state);
+	struct ctp_state_line l = ctp_proc_state_line(p, idx, s, state);
 	if (state == CTP_STATE_RUNNING && p->nrunning < CTP_PROC_MAX_RUNNING)
 		p->running[p->nrunning++] = s->coro;
 	ctp_emit_state(&p->c->em, &l);

@@ -23,7 +23,8 @@ struct gathered {
 	size_t n, cap;
 };
 
-static void state_now(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx)
+static void state_now(struct ctp_proc *p, uint32_t idx, const struct ctp_station_snapshot *s,
+		      void *ctx)
 {
 	struct gathered *g = ctx;
 	bool waits = ctp_wait_current(s->wait_fd, s->wait_op, s->switches);
@@ -35,7 +36,7 @@ static void state_now(struct ctp_proc *p, const struct ctp_station_snapshot *s, 
 	bool is_new;
 	struct ctp_coro *c = ctp_coro_get(&p->coros, s->coro, &is_new);
 	ctp_proc_announce_station(p, c, s);
-	struct ctp_state_line l = ctp_proc_state_line(p, s, state);
+	struct ctp_state_line l = ctp_proc_state_line(p, idx, s, state);
 	if (g->n == g->cap) {
 		g->cap = g->cap ? 2 * g->cap : 64;
 		g->lines = ctp_xrealloc(g->lines, g->cap * sizeof(*g->lines));
@@ -43,13 +44,22 @@ static void state_now(struct ctp_proc *p, const struct ctp_station_snapshot *s, 
 	g->lines[g->n++] = l;
 }
 
-void ctp_proc_write_snapshot(struct ctp_proc *p)
+void ctp_proc_write_snapshot(struct ctp_proc *p, uint64_t spooled_before)
 {
 	/* What is spooled goes out first, so that the snapshot follows the events it already
-	 * includes; records of the last moments, still held for ordering, may follow it (their
-	 * times are earlier than the snapshot's, which readers take over them). */
+	 * includes. When the rings were just emptied, so do the records held back for ordering
+	 * that are older than that: a report of the snapshot then sees, say, the closes of the
+	 * fds its coroutines wait on. Otherwise records of the last moments, still held, may follow
+	 * it (their times are earlier than the snapshot's, which readers take over them). */
 	ctp_proc_convert(p, 0);
-	ctp_proc_release_ordered(p);
+	if (spooled_before)
+		ctp_proc_release_until(p, spooled_before);
+	else
+		ctp_proc_release_ordered(p);
+	/* The station chunks as the segment has them now: a snapshot asked for before anything
+	 * was spooled (the program made its coroutines and waits, its records still in the
+	 * rings) found none, and said the process had no coroutine at all. */
+	ctp_proc_follow_growth(p);
 	uint64_t ts = ctp_monotonic_ns();
 	struct gathered g = {0};
 	ctp_proc_each_station(p, state_now, &g);

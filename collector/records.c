@@ -64,8 +64,8 @@ uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint3
 	return id;
 }
 
-struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, const struct ctp_station_snapshot *s,
-					  uint32_t state)
+struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, uint32_t idx,
+					  const struct ctp_station_snapshot *s, uint32_t state)
 {
 	struct ctp_state_line l = {
 		.pid = p->pid,
@@ -81,7 +81,7 @@ struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, const struct ctp_s
 	if (state == CTP_STATE_RUNNING || state == CTP_STATE_EXITED)
 		l.wait_fd = -1;
 	if (state == CTP_STATE_SUSPENDED)
-		l.stack = ctp_deferred_state_stack(p, s);
+		l.stack = ctp_deferred_state_stack(p, idx, s);
 	return l;
 }
 
@@ -114,7 +114,7 @@ void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx)
 			if (snap.coro == 0 || snap.state == CTP_STATE_FREE ||
 			    snap.state > CTP_STATE_LEFT)
 				continue;
-			fn(p, &snap, ctx);
+			fn(p, ref.first + k, &snap, ctx);
 		}
 	}
 }
@@ -125,9 +125,11 @@ struct find_ctx {
 	struct ctp_station_snapshot *out;
 };
 
-static void find_visit(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx)
+static void find_visit(struct ctp_proc *p, uint32_t idx, const struct ctp_station_snapshot *s,
+		       void *ctx)
 {
 	(void)p;
+	(void)idx;
 	struct find_ctx *f = ctx;
 	if (!f->found && s->coro == f->id) {
 		*f->out = *s;

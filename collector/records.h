@@ -46,7 +46,8 @@ const struct ctp_sym *ctp_proc_symbol(struct ctp_proc *p, uint64_t addr, bool re
 bool ctp_proc_find_station(struct ctp_proc *p, uint64_t id, struct ctp_station_snapshot *out);
 
 /* Calls fn for every station in use. Returns false if any could not be read consistently. */
-typedef void (*ctp_station_fn)(struct ctp_proc *p, const struct ctp_station_snapshot *s, void *ctx);
+typedef void (*ctp_station_fn)(struct ctp_proc *p, uint32_t idx,
+			       const struct ctp_station_snapshot *s, void *ctx);
 void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx);
 
 /* Writes the `coro` line of a coroutine seen in an event before its creation was (its CREATE
@@ -61,7 +62,7 @@ void ctp_proc_announce_station(struct ctp_proc *p, struct ctp_coro *c,
  * or a snapshot made of a LEFT one): since its last switch; no wait once it runs or has exited
  * (the wait ended, even if no switch says so yet); a suspended one with the stack its last
  * switch line got when that suspend lasted, else the station's. */
-struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, const struct ctp_station_snapshot *s,
-					  uint32_t state);
+struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, uint32_t idx,
+					  const struct ctp_station_snapshot *s, uint32_t state);
 
 #endif
