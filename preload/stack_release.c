@@ -40,6 +40,8 @@ static uint8_t set_used[BASE_SETS];
 
 enum { PAGE_SHIFT = 12, PAGE_SIZE = 1 << PAGE_SHIFT, HEADER_MAX = 2048 };
 
+/* transparency/stack_bases_one_set.c computes the same key to make stacks that share a set:
+ * a change here is made there too. */
 static inline uint32_t base_set(uint64_t p)
 {
 	uint64_t page = p >> PAGE_SHIFT;
