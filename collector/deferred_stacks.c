@@ -318,7 +318,7 @@ uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station,
 }
 
 uint32_t ctp_deferred_state_stack(struct ctp_proc *p, uint32_t idx,
-				  const struct ctp_station_snapshot *s)
+				  const struct ctp_station_snapshot *s, uint32_t *walks_left)
 {
 	/* The same suspend as the last switch line that got a whole stack: that stack, so that the
 	 * two lines agree (the station's may come from the other unwinder, at the end). */
@@ -330,7 +330,9 @@ uint32_t ctp_deferred_state_stack(struct ctp_proc *p, uint32_t idx,
 	/* A suspend whose switch the collector has not converted yet (a snapshot taken right
 	 * after it): unwound now, as its switch line will be, rather than left at its call site
 	 * (a report of that snapshot would tell apart coroutines stuck at the same place). */
-	if (s->state == CTP_STATE_SUSPENDED && s->stack_kind == CTP_STACK_CALL_SITE) {
+	if (walks_left && *walks_left && s->state == CTP_STATE_SUSPENDED &&
+	    s->stack_kind == CTP_STACK_CALL_SITE) {
+		(*walks_left)--;
 		uint32_t id = walk_remote(p, c, s, idx);
 		if (id && c) {
 			c->deferred_stack = id;

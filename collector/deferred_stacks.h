@@ -27,11 +27,11 @@ void ctp_deferred_note_queued(struct ctp_proc *p, const struct ctp_rec *rec);
 
 /* The stack to give the state of a suspended coroutine from snapshot s of station idx (at a
  * live snapshot or at the end): the one its last switch line got when it is the same suspend
- * (both lines must agree); else, while the process can be read and the station holds only the
- * call site, the whole stack unwound from its saved context now; else the station's own; 0 for
- * none. */
+ * (both lines must agree); else, when walks_left is not NULL and not 0, the process can be read
+ * and the station holds only the call site, the whole stack unwound from its saved context now
+ * (one walk taken from *walks_left); else the station's own; 0 for none. */
 uint32_t ctp_deferred_state_stack(struct ctp_proc *p, uint32_t idx,
-				  const struct ctp_station_snapshot *s);
+				  const struct ctp_station_snapshot *s, uint32_t *walks_left);
 
 /* Frees what the unwinding of process p remembers (at the process's end). */
 void ctp_deferred_free(struct ctp_proc *p);

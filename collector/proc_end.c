@@ -30,7 +30,8 @@ static void state_from_station(struct ctp_proc *p, uint32_t idx,
 	}
 	if (state == CTP_STATE_EXITED) /* its EXIT record was lost: ended, how is unknown */
 		ctp_proc_coro_end(p, c, CTP_END_UNKNOWN, 0, s->tid, last);
-	struct ctp_state_line l = ctp_proc_state_line(p, idx, s, state);
+	/* The process is gone: its stacks come from the switches and its own walks at its end. */
+	struct ctp_state_line l = ctp_proc_state_line(p, idx, s, state, NULL);
 	if (state == CTP_STATE_RUNNING && p->nrunning < CTP_PROC_MAX_RUNNING)
 		p->running[p->nrunning++] = s->coro;
 	ctp_emit_state(&p->c->em, &l);

@@ -17,10 +17,16 @@
 #include "ctp/clock.h"
 #include "ctp/xalloc.h"
 
+/* Suspended coroutines a snapshot unwinds (those whose last switch was not converted yet; the
+ * rest have their stacks already): a few microseconds each, in the collector's main thread
+ * while the rings wait, so bounded as the preload bounds its walks at a process's end. */
+enum { SNAPSHOT_WALKS = 4096 };
+
 /* The state lines of one snapshot, gathered before they are written. */
 struct gathered {
 	struct ctp_state_line *lines;
 	size_t n, cap;
+	uint32_t walks_left;
 };
 
 static void state_now(struct ctp_proc *p, uint32_t idx, const struct ctp_station_snapshot *s,
@@ -36,7 +42,7 @@ static void state_now(struct ctp_proc *p, uint32_t idx, const struct ctp_station
 	bool is_new;
 	struct ctp_coro *c = ctp_coro_get(&p->coros, s->coro, &is_new);
 	ctp_proc_announce_station(p, c, s);
-	struct ctp_state_line l = ctp_proc_state_line(p, idx, s, state);
+	struct ctp_state_line l = ctp_proc_state_line(p, idx, s, state, &g->walks_left);
 	if (g->n == g->cap) {
 		g->cap = g->cap ? 2 * g->cap : 64;
 		g->lines = ctp_xrealloc(g->lines, g->cap * sizeof(*g->lines));
@@ -61,7 +67,7 @@ void ctp_proc_write_snapshot(struct ctp_proc *p, uint64_t spooled_before)
 	 * rings) found none, and said the process had no coroutine at all. */
 	ctp_proc_follow_growth(p);
 	uint64_t ts = ctp_monotonic_ns();
-	struct gathered g = {0};
+	struct gathered g = {.walks_left = SNAPSHOT_WALKS};
 	ctp_proc_each_station(p, state_now, &g);
 	ctp_emit_snapshot_counted(&p->c->em, p->pid, ts, g.n);
 	for (size_t i = 0; i < g.n; i++)

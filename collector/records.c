@@ -65,7 +65,8 @@ uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint3
 }
 
 struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, uint32_t idx,
-					  const struct ctp_station_snapshot *s, uint32_t state)
+					  const struct ctp_station_snapshot *s, uint32_t state,
+					  uint32_t *walks_left)
 {
 	struct ctp_state_line l = {
 		.pid = p->pid,
@@ -81,7 +82,7 @@ struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, uint32_t idx,
 	if (state == CTP_STATE_RUNNING || state == CTP_STATE_EXITED)
 		l.wait_fd = -1;
 	if (state == CTP_STATE_SUSPENDED)
-		l.stack = ctp_deferred_state_stack(p, idx, s);
+		l.stack = ctp_deferred_state_stack(p, idx, s, walks_left);
 	return l;
 }
 

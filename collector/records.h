@@ -58,11 +58,12 @@ void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c);
 void ctp_proc_announce_station(struct ctp_proc *p, struct ctp_coro *c,
 			       const struct ctp_station_snapshot *s);
 
-/* The `state` line of station snapshot s, in `state` (the station's, or what its process's end
- * or a snapshot made of a LEFT one): since its last switch; no wait once it runs or has exited
- * (the wait ended, even if no switch says so yet); a suspended one with the stack its last
- * switch line got when that suspend lasted, else the station's. */
+/* The `state` line of station snapshot s (station idx), in `state` (the station's, or what its
+ * process's end or a snapshot made of a LEFT one): since its last switch; no wait once it runs
+ * or has exited (the wait ended, even if no switch says so yet); a suspended one with the stack
+ * ctp_deferred_state_stack gives it (walks_left as there). */
 struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, uint32_t idx,
-					  const struct ctp_station_snapshot *s, uint32_t state);
+					  const struct ctp_station_snapshot *s, uint32_t state,
+					  uint32_t *walks_left);
 
 #endif
