@@ -264,7 +264,7 @@ void ctp_proc_drain(struct ctp_proc *p)
 			break;
 	}
 	/* Nothing more can come: everything out, in order. */
-	ctp_reorder_release(&p->order, UINT64_MAX, emit_record, p);
+	ctp_proc_release_until(p, UINT64_MAX);
 	/* The final states come from every station chunk there is. */
 	ctp_proc_follow_growth(p);
 }
