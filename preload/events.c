@@ -196,7 +196,9 @@ static void recycle(struct ctp_thread *t, uint32_t idx)
 	struct ctp_station *s = ctp_station_at(idx);
 	if (idx == t->self || CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD)
 		return; /* a thread's own station lives as long as the thread */
-	ctp_stackmap_remove(idx, CTP_LOAD_RELAXED(&s->stack_lo), CTP_LOAD_RELAXED(&s->stack_hi));
+	uint64_t lo = CTP_LOAD_RELAXED(&s->stack_lo);
+	ctp_stackmap_remove(idx, lo, CTP_LOAD_RELAXED(&s->stack_hi));
+	ctp_stack_base_forget(lo);
 	ctp_station_free(idx);
 }
 

@@ -14,10 +14,11 @@
  * set has BASE_WAYS places: stacks 16 or 32 MiB apart land in one set (the key folds the page
  * number's high bits onto its low ones), and with one place a second base pushed the first out,
  * whose coroutine was then never seen freed (Asio's spawn on glibc's malloc: 2 or 3 of 101
- * coroutines left suspended at the end). A base is placed in a free place, or over one whose
- * coroutine is gone; only when every place holds a live coroutine's base is one pushed out, and its
- * coroutine ends when its stack is reused instead. A candidate is checked further against the
- * block's size. */
+ * coroutines left suspended at the end). A coroutine's base leaves the table when the coroutine
+ * ends however it ends (ctp_stack_base_forget), so the places hold live coroutines' bases: a new
+ * base goes to a free place, and only when every place is taken (more live coroutines than
+ * places) is one pushed out, whose coroutine then ends when its stack is reused instead. A
+ * candidate is checked further against the block's size. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -77,17 +78,13 @@ static inline bool noted_twice(uint64_t base)
 
 static size_t (*real_usable_size)(void *);
 
-/* Whether base is still the start of a live coroutine's stack. */
-static bool base_in_use(uint64_t base)
-{
-	uint32_t idx = ctp_stackmap_find(base);
-	return idx != CTP_NO_STATION && CTP_LOAD_RELAXED(&ctp_station_at(idx)->stack_lo) == base;
-}
-
-/* Places lo in the set: where it is already, else in a free place, else over a base whose
- * coroutine is gone (a coroutine that ended by returning, or whose stack went back by munmap,
- * leaves its base behind), else over the first. Races with another thread's note are benign:
- * the worst is a base pushed out, as when the set is full. */
+/* Places lo in the set: where it is already, else in a free place, else over one of the
+ * others (chosen by lo's bits, so that a program with more live stacks than places does not
+ * push the same place out every time). The places hold live coroutines' bases (an ended one's
+ * is forgotten): looking for an ended one cost a stack-map lookup a place, four a coroutine
+ * made once the table was full, the largest part of making a coroutine in a program with a
+ * hundred thousand of them. Races with another thread's note are benign: the worst is a base
+ * pushed out, as when the set is full. */
 static void note_in(uint32_t set, uint64_t lo)
 {
 	uint64_t *ways = stack_bases[set];
@@ -99,10 +96,9 @@ static void note_in(uint32_t set, uint64_t lo)
 		if (place < 0 && v == 0)
 			place = w;
 	}
-	for (int w = 0; w < BASE_WAYS && place < 0; w++)
-		if (!base_in_use(__atomic_load_n(&ways[w], __ATOMIC_RELAXED)))
-			place = w;
-	__atomic_store_n(&ways[place < 0 ? 0 : place], lo, __ATOMIC_RELAXED);
+	if (place < 0)
+		place = (int)((lo >> PAGE_SHIFT) & (BASE_WAYS - 1));
+	__atomic_store_n(&ways[place], lo, __ATOMIC_RELAXED);
 	/* After the base: a free that sees the set unused cannot be of this block (it is in use
 	 * as a stack until the coroutine is made). */
 	__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
@@ -126,9 +122,11 @@ void ctp_stack_base_note(uint64_t lo)
 static void forget_in(uint32_t set, uint64_t base)
 {
 	for (int w = 0; w < BASE_WAYS; w++) {
+		/* A locked instruction only where the place holds this base. */
 		uint64_t expected = base;
-		__atomic_compare_exchange_n(&stack_bases[set][w], &expected, 0, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED) == base)
+			__atomic_compare_exchange_n(&stack_bases[set][w], &expected, 0, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 	if (!set_empty(set))
 		return;
@@ -139,7 +137,7 @@ static void forget_in(uint32_t set, uint64_t base)
 		__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
 }
 
-static void forget_base(uint64_t base)
+void ctp_stack_base_forget(uint64_t base)
 {
 	forget_in(base_set(base), base);
 	if (noted_twice(base))
@@ -158,7 +156,7 @@ static __attribute__((noinline)) void block_freed(uint64_t p, uint64_t base)
 	size_t (*usable)(void *) = __atomic_load_n(&real_usable_size, __ATOMIC_RELAXED);
 	if (base != p && (!usable || base >= p + usable((void *)p)))
 		goto out; /* the stack is not in this block: a block just before it */
-	forget_base(base);
+	ctp_stack_base_forget(base);
 	uint32_t idx = ctp_stackmap_find(base);
 	if (idx != CTP_NO_STATION && idx != t->current) {
 		struct ctp_station *s = ctp_station_at(idx);

@@ -15,6 +15,8 @@ CTP_HIDDEN void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi);
 /* Notes that a coroutine's stack starts at lo, so that freeing that block ends the coroutine
  * (stack_release.c). */
 CTP_HIDDEN void ctp_stack_base_note(uint64_t lo);
+/* The coroutine whose stack starts at lo has ended: freeing that block ends nothing now. */
+CTP_HIDDEN void ctp_stack_base_forget(uint64_t lo);
 CTP_HIDDEN void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi);
 /* A stack is made anew over [lo, hi): every coroutine whose stack overlaps it is gone for good
  * (programs reuse stacks, and allocators hand out ranges that overlap old ones partly). */
