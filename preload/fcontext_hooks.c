@@ -290,6 +290,7 @@ CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext
 	ctp_coro_begin(t, idx, ctp_coro_new_id(), CTP_KIND_FCONTEXT, (uint64_t)fn, lo, hi,
 		       CTP_STATE_CREATED, CTP_CREATED_HERE());
 	ctp_stackmap_add(idx, lo, hi);
+	ctp_stackmap_hint(t, (uint64_t)ctx, idx);
 	ctp_stack_base_note(lo);
 	errno = saved_errno;
 	return ctx;

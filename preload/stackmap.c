@@ -263,6 +263,11 @@ static void remember(struct ctp_thread *t, uint64_t page, uint32_t idx)
 		(struct ctp_lookup_hint){.page = page, .station = ctp_station_at(idx), .idx = idx};
 }
 
+void ctp_stackmap_hint(struct ctp_thread *t, uint64_t sp, uint32_t idx)
+{
+	remember(t, sp >> PAGE_SHIFT, idx);
+}
+
 uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp)
 {
 	uint64_t page = sp >> PAGE_SHIFT;

@@ -24,6 +24,11 @@ CTP_HIDDEN void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t l
 /* The coroutine station whose stack holds `sp`, or CTP_NO_STATION. */
 CTP_HIDDEN uint32_t ctp_stackmap_find(uint64_t sp);
 CTP_HIDDEN uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp);
+/* Station idx, just made with its first context at sp, is what a switch to sp resumes: most
+ * coroutines are first resumed right after they are made, on the thread that made them, and a
+ * runtime that makes one per request (Boost.Fiber, pdns-recursor) would otherwise send each of
+ * those switches to the stack map. */
+CTP_HIDDEN void ctp_stackmap_hint(struct ctp_thread *t, uint64_t sp, uint32_t idx);
 /* Threads' own stacks, found by the slow path of a lookup (stackmap.c). */
 /* Registers the thread whose own station is idx; returns its slot (< CTP_MAX_THREAD_SLOTS, the
  * thread's for as long as it lives: unwind.c keys per-thread flags by it), or

@@ -113,10 +113,18 @@ bool ctp_unwind_room(void)
  * stack that holds sp, 0 when there is none. */
 static uint64_t known_stack_top(uint64_t sp)
 {
+	struct ctp_thread *t = &ctp_tls_thread;
+	/* Nearly always the stack of the coroutine running here (a walk at its switch or at a
+	 * coroutine's making): its station answers without the stack map's three levels. (Not a
+	 * thread's own station: a coroutine's stack may be a buffer on the thread's stack, and the
+	 * map answers for it first.) */
+	const struct ctp_station *current = t->current_station;
+	if (current && CTP_LOAD_RELAXED(&current->kind) != CTP_KIND_THREAD &&
+	    ctp_station_live_over_at(current, sp, sp + 1))
+		return CTP_LOAD_RELAXED(&current->stack_hi);
 	uint32_t idx = ctp_stackmap_find(sp);
 	if (idx != CTP_NO_STATION)
 		return CTP_LOAD_RELAXED(&ctp_station_at(idx)->stack_hi);
-	struct ctp_thread *t = &ctp_tls_thread;
 	return sp >= t->stack_lo && sp < t->stack_hi ? t->stack_hi : 0;
 }
 
