@@ -121,14 +121,18 @@ void ctp_stack_base_note(uint64_t lo)
 
 static void forget_in(uint32_t set, uint64_t base)
 {
+	bool took = false;
 	for (int w = 0; w < BASE_WAYS; w++) {
 		/* A locked instruction only where the place holds this base. */
 		uint64_t expected = base;
 		if (__atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED) == base)
-			__atomic_compare_exchange_n(&stack_bases[set][w], &expected, 0, false,
-						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			took |= __atomic_compare_exchange_n(&stack_bases[set][w], &expected, 0,
+							    false, __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED);
 	}
-	if (!set_empty(set))
+	/* A base is forgotten twice when its block is freed before its coroutine ends (Boost
+	 * frees a fiber's stack in its last switch): the second time changes nothing. */
+	if (!took || !set_empty(set))
 		return;
 	/* Marked unused, then looked at again: a base another thread noted meanwhile either is
 	 * seen here, or its note marks the set used after this store. */
