@@ -258,9 +258,10 @@ static bool page_holds_coroutine_stack(uint64_t page)
 
 static void remember(struct ctp_thread *t, uint64_t page, uint32_t idx)
 {
-	uint32_t k = t->lookup_next++ & 1;
-	t->lookup[k] =
-		(struct ctp_lookup_hint){.page = page, .station = ctp_station_at(idx), .idx = idx};
+	struct ctp_lookup_hint *set = ctp_lookup_set(t, page);
+	if (set[0].page != page || set[0].idx != idx) /* two small stacks may share a page */
+		set[1] = set[0];
+	set[0] = (struct ctp_lookup_hint){.page = page, .station = ctp_station_at(idx), .idx = idx};
 }
 
 void ctp_stackmap_hint(struct ctp_thread *t, uint64_t sp, uint32_t idx)

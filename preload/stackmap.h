@@ -79,12 +79,19 @@ CTP_ALWAYS_INLINE bool ctp_lookup_hint_holds(const struct ctp_lookup_hint *h, ui
 	return h->page == page && ctp_station_live_over_at(h->station, sp, sp + 1);
 }
 
+/* The set of the thread's lookup hints that may answer for a page (threads.h): a multiplicative
+ * hash, as the pages of one runtime's suspend points differ by multiples of its stack size. */
+CTP_ALWAYS_INLINE struct ctp_lookup_hint *ctp_lookup_set(struct ctp_thread *t, uint64_t page)
+{
+	return t->lookup[(page * 0x9e3779b97f4a7c15ull) >> (64 - CTP_LOOKUP_SET_BITS)];
+}
+
 /* The station a switch to a context whose stack pointer is `sp` resumes: a coroutine's, else
- * the thread whose own stack holds it (this thread's when none is known). The thread's last
- * answers are checked inline, on every switch; the stack map only when they do not hold. The
- * hints keep the station's address, so that a hit reads the station without computing where it
- * is, and the switch that follows has it too. The thread's own page first: a switch back to the
- * scheduler on the thread's stack is half of all switches in most programs, and a miss there
+ * the thread whose own stack holds it (this thread's when none is known). The thread's answers
+ * for the page are checked inline, on every switch; the stack map only when they do not hold.
+ * The hints keep the station's address, so that a hit reads the station without computing where
+ * it is, and the switch that follows has it too. The thread's own page first: a switch back to
+ * the scheduler on the thread's stack is half of all switches in most programs, and a miss there
  * costs one comparison. (The answers cannot disagree: a page is resolved to the thread only
  * when no coroutine's stack lies on it, and stays so only while no stack was registered; a
  * coroutine's station holds only what was.) */
@@ -94,10 +101,11 @@ CTP_ALWAYS_INLINE struct ctp_stack_owner ctp_stack_owner(struct ctp_thread *t, u
 	if (t->own_page == page &&
 	    t->own_gen == __atomic_load_n(&ctp_stackmap_generation, __ATOMIC_ACQUIRE))
 		return (struct ctp_stack_owner){t->self, t->self_station};
-	if (ctp_lookup_hint_holds(&t->lookup[0], page, sp))
-		return (struct ctp_stack_owner){t->lookup[0].idx, t->lookup[0].station};
-	if (ctp_lookup_hint_holds(&t->lookup[1], page, sp))
-		return (struct ctp_stack_owner){t->lookup[1].idx, t->lookup[1].station};
+	struct ctp_lookup_hint *set = ctp_lookup_set(t, page);
+	if (ctp_lookup_hint_holds(&set[0], page, sp))
+		return (struct ctp_stack_owner){set[0].idx, set[0].station};
+	if (ctp_lookup_hint_holds(&set[1], page, sp))
+		return (struct ctp_stack_owner){set[1].idx, set[1].station};
 	uint32_t idx = ctp_station_for_sp_slow(t, sp);
 	return (struct ctp_stack_owner){idx,
 					idx == t->self ? t->self_station : ctp_station_at(idx)};

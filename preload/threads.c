@@ -119,7 +119,8 @@ static bool start_tracing(struct ctp_thread *t)
 	t->self_station = t->current_station = ctp_station_at(t->self);
 	t->current = t->self;
 	/* No page is UINT64_MAX: the lookup hints hold nothing yet. */
-	t->lookup[0].page = t->lookup[1].page = UINT64_MAX;
+	for (uint32_t i = 0; i < CTP_LOOKUP_SETS; i++)
+		t->lookup[i][0].page = t->lookup[i][1].page = UINT64_MAX;
 	ctp_coro_begin(t, t->self, coro, CTP_KIND_THREAD, t->entry_hint, t->stack_lo, t->stack_hi,
 		       CTP_STATE_RUNNING, 0, 0);
 	t->slot = ctp_thread_stacks_add(t->self);

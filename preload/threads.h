@@ -18,6 +18,8 @@ enum ctp_thread_state {
 	CTP_THREAD_OFF = 3,  /* exited, or no ring could be had */
 };
 
+enum { CTP_LOOKUP_SETS = 128, CTP_LOOKUP_SET_BITS = 7 };
+
 struct ctp_thread {
 	int state;
 	uint32_t tid;
@@ -34,15 +36,6 @@ struct ctp_thread {
 	struct ctp_station *self_station;
 	uint64_t stack_lo, stack_hi; /* the thread's own stack */
 	uint64_t entry_hint;	     /* start routine, when the thread came from pthread_create */
-	/* The last two stack pages resolved to coroutine stations, with the stations' addresses: a
-	 * scheduler switches between few contexts at a time, and this skips the stack map for
-	 * them. */
-	struct ctp_lookup_hint {
-		uint64_t page;
-		struct ctp_station *station;
-		uint32_t idx;
-	} lookup[2];
-	uint32_t lookup_next;
 	/* The last page resolved to this thread's own station (its own stack, or a stack nobody
 	 * registered), good while no stack was registered since (the stack map's generation):
 	 * switches back to the thread skip the map. */
@@ -58,6 +51,18 @@ struct ctp_thread {
 	/* It made a coroutine on a buffer inside its own stack (a local array): at its exit such
 	 * coroutines end with the stack (threads.c). */
 	uint8_t coro_on_own_stack;
+	/* Stack pages resolved to coroutine stations, with the stations' addresses, so that a
+	 * switch to a context this thread resumed before skips the stack map: CTP_LOOKUP_SETS sets
+	 * of two, the most recent first, chosen by a hash of the page (the suspend points of a
+	 * runtime's coroutines lie at one offset in stacks of one size: their pages differ by a
+	 * multiple of that size, and the page's low bits alone would crowd them into a few sets).
+	 * Two places held the last two answers before; a Boost.Fiber ping-pong of 200 fibers sent
+	 * one switch in three to the map. Last in the struct: a switch reads one set. */
+	struct ctp_lookup_hint {
+		uint64_t page; /* UINT64_MAX: empty */
+		struct ctp_station *station;
+		uint32_t idx;
+	} lookup[CTP_LOOKUP_SETS][2];
 };
 
 /* What the switch stubs (switch_stub.h) read, as numbers an asm string can hold. */
