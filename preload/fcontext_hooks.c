@@ -89,6 +89,21 @@ __asm__(CTP_SWITCH_STUB_PROLOGUE("ontop_fcontext")
 	CTP_SWITCH_STUB_EPILOGUE("ontop_fcontext"));
 /* clang-format on */
 
+#ifdef CTP_SWITCH_FLOOR
+/* The least a traced switch can cost, for scripts/bench: libctp_preload_switch_floor.so (built
+ * for the bench, never installed) records each jump_fcontext and ontop_fcontext with its time
+ * and call site, as every switch of the history needs, and does nothing else: no lookup, no
+ * station, no stack, no end. Its trace names no coroutine; what it measures is what a program
+ * pays for one timestamped record a switch written into a ring another core reads. */
+static inline __attribute__((always_inline)) void switch_floor(struct ctp_thread *t, uint32_t how,
+							       const uint64_t *ret_slot)
+{
+	uint64_t now = ctp_now();
+	uint64_t site = *ret_slot;
+	ctp_emit_switch_record(t, now, 0, 0, how, UINT32_MAX, 0, &site, 1);
+}
+#endif
+
 /* Records a switch from the current coroutine of t to the context whose stack pointer is `to`. */
 static inline __attribute__((always_inline)) void
 switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t *ret_slot)
@@ -202,6 +217,12 @@ void *ctp_jump_fcontext_enter(void *to, void *vp, uint64_t *ret_slot)
 	__typeof__(jump_fcontext) *real_jump_fcontext =
 		REAL_FOR_CALLER(real_jump, jump_fcontext, caller);
 	struct ctp_thread *t = ctp_thread_get();
+#ifdef CTP_SWITCH_FLOOR
+	if (t && to) {
+		switch_floor(t, CTP_HOW_JUMP_FCONTEXT, ret_slot);
+		return (void *)real_jump_fcontext;
+	}
+#endif
 	if (t && to) {
 		if (CTP_UNLIKELY(leaves_for_good(caller))) {
 			uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
@@ -251,6 +272,12 @@ void *ctp_ontop_fcontext_enter(void *to, void *vp, fcontext_ontop_fn *fn_slot, u
 	__typeof__(ontop_fcontext) *real_ontop_fcontext =
 		REAL_FOR_CALLER(real_ontop, ontop_fcontext, (void *)*ret_slot);
 	struct ctp_thread *t = ctp_thread_get();
+#ifdef CTP_SWITCH_FLOOR
+	if (t && to && fn) {
+		switch_floor(t, CTP_HOW_ONTOP_FCONTEXT, ret_slot);
+		return (void *)real_ontop_fcontext;
+	}
+#endif
 	if (t && to && fn) {
 		if (CTP_UNLIKELY(is_last_switch(t, vp))) {
 			uint32_t idx = ctp_station_for_sp(t, (uint64_t)to);
