@@ -1,11 +1,30 @@
+#include <stdbool.h>
+
 #include "preload/unwind_memo.h"
 
-/* The entry of a place: one per place, the last one noted there wins. */
-static struct ctp_unwind_memo_entry *entry_for(struct ctp_unwind_memo *m, uint64_t call_site,
-					       uint32_t depth)
+/* The set of a place. */
+static struct ctp_unwind_memo_entry *set_for(struct ctp_unwind_memo *m, uint64_t call_site,
+					     uint32_t depth)
 {
 	uint64_t h = (call_site ^ ((uint64_t)depth << 24)) * 0x9e3779b97f4a7c15ull;
-	return &m->entry[(h >> 32) % CTP_UNWIND_MEMO_PLACES];
+	return m->entry[(h >> 32) % CTP_UNWIND_MEMO_SETS];
+}
+
+static inline bool is_place(const struct ctp_unwind_memo_entry *e, uint64_t call_site,
+			    uint32_t depth)
+{
+	return e->call_site == call_site && e->depth == depth;
+}
+
+/* The entry of a place in its set, NULL when the set does not hold it. */
+static struct ctp_unwind_memo_entry *entry_of(struct ctp_unwind_memo *m, uint64_t call_site,
+					      uint32_t depth)
+{
+	struct ctp_unwind_memo_entry *set = set_for(m, call_site, depth);
+	for (int w = 0; w < CTP_UNWIND_MEMO_WAYS; w++)
+		if (is_place(&set[w], call_site, depth))
+			return &set[w];
+	return NULL;
 }
 
 /* The word at addr, a slot of the stack walked (below its top, checked by the callers). */
@@ -30,8 +49,8 @@ uint32_t ctp_unwind_memo_find(struct ctp_unwind_memo *m, uint64_t slot, uint64_t
 	if (depth == 0)
 		return 0;
 	uint64_t call_site = word_at(slot);
-	struct ctp_unwind_memo_entry *e = entry_for(m, call_site, depth);
-	if (e->n == 0 || e->call_site != call_site || e->depth != depth)
+	const struct ctp_unwind_memo_entry *e = entry_of(m, call_site, depth);
+	if (!e || e->n == 0)
 		return 0;
 	uint32_t n = e->n < max ? e->n : max;
 	/* Each offset is below the depth noted, which is this stack's: every read is in it. */
@@ -48,10 +67,16 @@ void ctp_unwind_memo_note(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top
 	uint32_t depth = n ? depth_of(slot, top) : 0;
 	if (depth == 0 || word_at(slot) != frames[0])
 		return;
-	struct ctp_unwind_memo_entry *e = entry_for(m, frames[0], depth);
-	if (e->call_site != frames[0] || e->depth != depth || e->n != 0) {
+	struct ctp_unwind_memo_entry *e = entry_of(m, frames[0], depth);
+	if (!e || e->n != 0) {
 		/* A place walked for the first time, or one whose stack was not the one in
-		 * memory: noted; remembered if it is walked again. */
+		 * memory: noted; remembered if it is walked again. A new place goes first in its
+		 * set, and the set's other place, the one used less lately, makes way. */
+		if (!e) {
+			struct ctp_unwind_memo_entry *set = set_for(m, frames[0], depth);
+			set[1] = set[0];
+			e = &set[0];
+		}
 		e->call_site = frames[0];
 		e->depth = depth;
 		e->n = 0;

@@ -1,0 +1,105 @@
+/* The preload's memo of walked stacks (preload/unwind_memo.c), on stacks made up here: a place
+ * walked twice is remembered and serves the next suspend there while memory still holds its
+ * return addresses; a changed word turns it down; and any two places a program keeps coming
+ * back to stay remembered together, whatever their hashes (with one place a set, a pair whose
+ * hashes met pushed each other out at every walk, one pair in 32). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "preload/unwind_memo.h"
+
+enum { WORDS = 64, SLOT = 10, PAIRS = 2000 };
+
+/* A stack of WORDS words whose call site (frames[0]) is stored at word SLOT and whose caller's
+ * return addresses lie further up, as a walk would find them. */
+struct fake_stack {
+	uint64_t word[WORDS];
+	uint64_t frames[3];
+};
+
+static void make_stack(struct fake_stack *s, uint64_t call_site)
+{
+	memset(s, 0, sizeof(*s));
+	s->frames[0] = call_site;
+	s->frames[1] = call_site + 0x1000;
+	s->frames[2] = call_site + 0x2000;
+	s->word[SLOT] = s->frames[0];
+	s->word[SLOT + 4] = s->frames[1];
+	s->word[SLOT + 9] = s->frames[2];
+}
+
+static uint64_t slot_of(struct fake_stack *s)
+{
+	return (uint64_t)&s->word[SLOT];
+}
+
+static uint64_t top_of(struct fake_stack *s)
+{
+	return (uint64_t)&s->word[WORDS];
+}
+
+static void walked(struct ctp_unwind_memo *m, struct fake_stack *s)
+{
+	ctp_unwind_memo_note(m, slot_of(s), top_of(s), s->frames, 3);
+}
+
+static uint32_t found(struct ctp_unwind_memo *m, struct fake_stack *s)
+{
+	const uint64_t *frames = NULL;
+	uint32_t n = ctp_unwind_memo_find(m, slot_of(s), top_of(s), 16, &frames);
+	if (n)
+		assert_memory_equal(frames, s->frames, 8 * n);
+	return n;
+}
+
+static void remembered_at_second_walk(void **state)
+{
+	(void)state;
+	struct ctp_unwind_memo *m = calloc(1, sizeof(*m));
+	struct fake_stack s;
+	make_stack(&s, 0x401000);
+	assert_int_equal(found(m, &s), 0);
+	walked(m, &s);
+	assert_int_equal(found(m, &s), 0); /* noted once: not remembered */
+	walked(m, &s);
+	assert_int_equal(found(m, &s), 3);
+	s.word[SLOT + 9] = 0x999; /* another caller's frame there now */
+	assert_int_equal(found(m, &s), 0);
+	free(m);
+}
+
+static void two_places_stay_together(void **state)
+{
+	(void)state;
+	struct ctp_unwind_memo *m = malloc(sizeof(*m));
+	struct fake_stack a, b;
+	make_stack(&a, 0x401000);
+	int lost = 0;
+	for (uint64_t k = 1; k <= PAIRS; k++) {
+		memset(m, 0, sizeof(*m));
+		make_stack(&b, 0x500000 + 16 * k);
+		/* Each place is walked twice, in turn, as two coroutines suspending there would. */
+		walked(m, &a);
+		walked(m, &b);
+		walked(m, &a);
+		walked(m, &b);
+		lost += found(m, &a) == 0 || found(m, &b) == 0;
+	}
+	assert_int_equal(lost, 0);
+	free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(remembered_at_second_walk),
+		cmocka_unit_test(two_places_stay_together),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
