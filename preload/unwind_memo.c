@@ -71,7 +71,8 @@ void ctp_unwind_memo_note(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top
 	if (!e || e->n != 0) {
 		/* A place walked for the first time, or one whose stack was not the one in
 		 * memory: noted; remembered if it is walked again. A new place goes first in its
-		 * set, and the set's other place, the one used less lately, makes way. */
+		 * set, and the set's other place, the one noted less lately, makes way. */
+		_Static_assert(CTP_UNWIND_MEMO_WAYS == 2, "a new place moves the first one second");
 		if (!e) {
 			struct ctp_unwind_memo_entry *set = set_for(m, frames[0], depth);
 			set[1] = set[0];
