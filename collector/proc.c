@@ -211,7 +211,7 @@ void ctp_proc_release_ordered(struct ctp_proc *p)
 	}
 	if (now > lag && now - lag > until)
 		until = now - lag;
-	ctp_reorder_release(&p->order, until, emit_record, p);
+	ctp_proc_release_until(p, until);
 }
 
 void ctp_proc_release_until(struct ctp_proc *p, uint64_t until)

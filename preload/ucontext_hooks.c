@@ -274,7 +274,7 @@ CTP_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...)
 	ctp_coro_begin(t, idx, coro, CTP_KIND_UCONTEXT, (uint64_t)fn, lo, hi, CTP_STATE_CREATED,
 		       CTP_CREATED_HERE());
 	ctp_stackmap_add(idx, lo, hi);
-	ctp_stackmap_hint(t, (uint64_t)ucp->uc_mcontext.gregs[REG_RSP], idx);
+	ctp_stackmap_hint(t, context_sp(ucp), idx);
 	ctp_stack_base_note(lo);
 
 	greg_t *r = ucp->uc_mcontext.gregs;

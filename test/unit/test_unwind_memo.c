@@ -62,6 +62,7 @@ static void remembered_at_second_walk(void **state)
 {
 	(void)state;
 	struct ctp_unwind_memo *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
 	struct fake_stack s;
 	make_stack(&s, 0x401000);
 	assert_int_equal(found(m, &s), 0);
@@ -78,6 +79,7 @@ static void two_places_stay_together(void **state)
 {
 	(void)state;
 	struct ctp_unwind_memo *m = malloc(sizeof(*m));
+	assert_non_null(m);
 	struct fake_stack a, b;
 	make_stack(&a, 0x401000);
 	int lost = 0;
