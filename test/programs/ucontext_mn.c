@@ -1,8 +1,11 @@
 /* An M:N scheduler: COROS ucontext coroutines on WORKERS threads. A shared run queue under a
  * mutex; each worker thread has its own scheduler context on its own stack, takes a coroutine
- * from the queue, resumes it, and queues it again when it yields, so coroutines migrate between
- * threads. A coroutine ends with setcontext to the scheduler of the thread it ends on (uc_link
- * cannot be used: it would name one thread's scheduler for good).
+ * from the queue, resumes it, and queues it again when it yields. A worker never takes the
+ * coroutine it ran last (another one does), so every coroutine moves to another thread at each
+ * resume, however the threads happen to be scheduled: with a queue free for all, one worker that
+ * kept a CPU to itself on a busy machine once ran every coroutine alone, and nothing migrated. A
+ * coroutine ends with setcontext to the scheduler of the thread it ends on (uc_link cannot be used:
+ * it would name one thread's scheduler for good).
  *
  * Prints "switches N", every context switch it made (resumes, yields and ends), which the trace
  * must account for exactly, and "migrated N", the coroutines that ran on more than one thread.
@@ -48,20 +51,29 @@ static void push_locked(struct coro *c)
 	else
 		queue_head = c;
 	queue_tail = c;
-	pthread_cond_signal(&queue_cond);
+	pthread_cond_broadcast(&queue_cond);
 }
 
-/* The next runnable coroutine; NULL once every coroutine has ended. */
-static struct coro *pop(void)
+/* The next runnable coroutine for worker w, in queue order, one that w did not run last; NULL
+ * once every coroutine has ended. Waits while the queue holds only w's own last one: another
+ * worker takes that (each push and each take wakes every waiting worker to look again). */
+static struct coro *pop(struct worker *w)
 {
 	pthread_mutex_lock(&queue_lock);
-	while (queue_head == NULL && live > 0)
+	struct coro *c;
+	for (;;) {
+		while (queue_head == NULL && live > 0)
+			pthread_cond_wait(&queue_cond, &queue_lock);
+		c = queue_head;
+		if (!c || c->worker != w)
+			break;
 		pthread_cond_wait(&queue_cond, &queue_lock);
-	struct coro *c = queue_head;
+	}
 	if (c) {
 		queue_head = c->next;
 		if (queue_head == NULL)
 			queue_tail = NULL;
+		pthread_cond_broadcast(&queue_cond);
 	}
 	pthread_mutex_unlock(&queue_lock);
 	return c;
@@ -88,7 +100,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct coro *c;
-	while ((c = pop()) != NULL) {
+	while ((c = pop(w)) != NULL) {
 		c->worker = w;
 		c->ran_on |= 1u << w->index;
 		atomic_fetch_add(&switches, 1);
