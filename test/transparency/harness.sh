@@ -222,15 +222,18 @@ tp_ucontext_coros() {
 # tp_switch_counts NAME MODE PID: for each ucontext coroutine of PID, [switches to it, switches
 # from it], as one JSON array.
 tp_switch_counts() {
-	tq "$1" "$2" ". as \$l | [$(tp_ucontext_coros "$3")[] | .coro as \$c |
-		[([\$l[] | select(.type == \"switch\" and .to == \$c)] | length),
-		 ([\$l[] | select(.type == \"switch\" and .from == \$c)] | length)]] | tojson"
+	# Counted in one pass over the trace, not one per coroutine: cases run hundreds of them.
+	tq "$1" "$2" "(reduce (.[] | select(.type == \"switch\")) as \$s ({};
+			.[\"to \\(\$s.to)\"] += 1 | .[\"from \\(\$s.from)\"] += 1)) as \$n |
+		[$(tp_ucontext_coros "$3")[] | .coro as \$c |
+		 [\$n[\"to \\(\$c)\"] // 0, \$n[\"from \\(\$c)\"] // 0]] | tojson"
 }
 
 # tp_end_hows NAME MODE PID: for each ucontext coroutine of PID, how it ended (its coro_end
 # lines' "how", joined by "+"), as one JSON array.
 tp_end_hows() {
-	tq "$1" "$2" ". as \$l | [$(tp_ucontext_coros "$3")[] | .coro as \$c |
-		[\$l[] | select(.type == \"coro_end\" and .coro == \$c) | .how] | join(\"+\")] |
+	tq "$1" "$2" "(reduce (.[] | select(.type == \"coro_end\")) as \$e ({};
+			.[\"\\(\$e.coro)\"] += [\$e.how])) as \$h |
+		[$(tp_ucontext_coros "$3")[] | .coro as \$c | \$h[\"\\(\$c)\"] // [] | join(\"+\")] |
 		tojson"
 }
