@@ -1,9 +1,15 @@
 /* Which coroutine a stack pointer belongs to. A context to be resumed is known by where its
  * stack pointer lies (a saved ucontext's RSP, an fcontext value): that stays true however the
- * application copies or reuses its context structures. Coroutine stacks are registered page by
- * page in a three-level table (like a page table: 12 bits a level over 36-bit page numbers);
- * each page keeps two candidates, because two small stacks can share a page. A lookup is three
- * dependent loads and a range check; nodes are allocated only when a stack is registered. */
+ * application copies or reuses its context structures. Coroutine stacks are registered unit by
+ * unit in a three-level table (like a page table: 12 bits a level over 36-bit unit numbers);
+ * each unit keeps two candidates, and nodes are allocated only when a stack is registered. A
+ * lookup is three dependent loads and a range check.
+ *
+ * Two such tables: one of 4 KiB pages for stacks under 64 KiB, where two small stacks can share
+ * a page, and one of 64 KiB chunks for the rest. A chunk can meet at most two stacks of 64 KiB
+ * or more that do not overlap (a third between them would have to fit inside it), so two
+ * candidates still hold every live one. pdns-recursor makes, ends and retires a 200 KiB stack
+ * per query: 4-5 chunks each time instead of 50 pages. */
 #include <sys/mman.h>
 
 #include "ctp/atomics.h"
@@ -13,7 +19,7 @@
 #include "preload/stations.h"
 #include "preload/threads.h"
 
-enum { LEVEL_BITS = 12, LEVEL_SIZE = 1 << LEVEL_BITS, PAGE_SHIFT = 12 };
+enum { LEVEL_BITS = 12, LEVEL_SIZE = 1 << LEVEL_BITS, PAGE_SHIFT = 12, CHUNK_SHIFT = 16 };
 
 struct leaf {
 	uint32_t slot[LEVEL_SIZE][2]; /* station index + 1, 0 = none */
@@ -23,7 +29,22 @@ struct mid {
 	struct leaf *leaf[LEVEL_SIZE];
 };
 
-static struct mid *top[LEVEL_SIZE];
+/* One table: its unit is 1 << shift bytes. */
+struct unit_map {
+	struct mid *top[LEVEL_SIZE];
+	unsigned shift;
+};
+
+static struct unit_map pages = {.shift = PAGE_SHIFT};
+static struct unit_map chunks = {.shift = CHUNK_SHIFT};
+
+/* The table a stack of [lo, hi) is registered in: a pure function of its range, so that its
+ * removal finds it where it was added. */
+static struct unit_map *map_for(uint64_t lo, uint64_t hi)
+{
+	return hi - lo >= (1ull << CHUNK_SHIFT) ? &chunks : &pages;
+}
+
 /* Counts registrations: a page found to hold no coroutine stack may hold one after the next. */
 uint64_t ctp_stackmap_generation;
 #define generation ctp_stackmap_generation
@@ -48,14 +69,14 @@ static void *install(void **slot, size_t size)
 	return expected;
 }
 
-static struct leaf *leaf_for(uint64_t page, bool create)
+static struct leaf *leaf_for(struct unit_map *map, uint64_t unit, bool create)
 {
-	uint64_t i1 = (page >> (2 * LEVEL_BITS)) & (LEVEL_SIZE - 1);
-	uint64_t i2 = (page >> LEVEL_BITS) & (LEVEL_SIZE - 1);
-	if (page >> (3 * LEVEL_BITS))
+	uint64_t i1 = (unit >> (2 * LEVEL_BITS)) & (LEVEL_SIZE - 1);
+	uint64_t i2 = (unit >> LEVEL_BITS) & (LEVEL_SIZE - 1);
+	if (unit >> (3 * LEVEL_BITS))
 		return NULL; /* beyond 48-bit addresses */
-	struct mid *m = CTP_LOAD_ACQUIRE(&top[i1]);
-	if (!m && (!create || !(m = install((void **)&top[i1], sizeof(struct mid)))))
+	struct mid *m = CTP_LOAD_ACQUIRE(&map->top[i1]);
+	if (!m && (!create || !(m = install((void **)&map->top[i1], sizeof(struct mid)))))
 		return NULL;
 	struct leaf *l = CTP_LOAD_ACQUIRE(&m->leaf[i2]);
 	if (!l && (!create || !(l = install((void **)&m->leaf[i2], sizeof(struct leaf)))))
@@ -63,40 +84,54 @@ static struct leaf *leaf_for(uint64_t page, bool create)
 	return l;
 }
 
-/* A candidate that no longer covers any byte of the page can be replaced. */
-static bool stale(uint32_t v, uint64_t page)
+/* The two candidates of the unit that holds addr, or NULL when no stack was ever registered
+ * near it. */
+static uint32_t *slots_at(struct unit_map *map, uint64_t addr)
 {
-	return v == 0 ||
-	       !ctp_station_live_over(v - 1, page << PAGE_SHIFT, (page + 1) << PAGE_SHIFT);
+	uint64_t unit = addr >> map->shift;
+	struct leaf *l = leaf_for(map, unit, false);
+	return l ? l->slot[unit & (LEVEL_SIZE - 1)] : NULL;
 }
 
-/* The pages of [lo, hi) that one leaf covers: slots [first, last] of `leaf`. A stack spans tens
- * of pages (pdns-recursor's are 200 KiB), and each is made, ended and unmapped once per query:
- * the leaf is found once per span, not once per page. */
+/* The live coroutine among a unit's candidates whose stack overlaps [lo, hi), or
+ * CTP_NO_STATION. */
+static uint32_t candidate_over(const uint32_t *slot, uint64_t lo, uint64_t hi)
+{
+	for (int k = 0; slot && k < 2; k++) {
+		uint32_t v = CTP_LOAD_ACQUIRE(&slot[k]);
+		if (v && ctp_station_live_over(v - 1, lo, hi))
+			return v - 1;
+	}
+	return CTP_NO_STATION;
+}
+
+/* The units of [lo, hi) that one leaf covers: slots [first, last] of `leaf`. A stack spans tens
+ * of pages, and each is made, ended and unmapped once per query in a server that makes a
+ * coroutine per request: the leaf is found once per span, not once per unit. */
 struct leaf_span {
 	struct leaf *leaf;  /* NULL: no stack was ever registered in this span */
-	uint64_t leaf_page; /* the page of the leaf's slot 0 */
+	uint64_t leaf_unit; /* the unit of the leaf's slot 0 */
 	uint32_t first, last;
 };
 
-/* The next span of pages from *page up to last_page, advancing *page past it; false when none
+/* The next span of units from *unit up to last_unit, advancing *unit past it; false when none
  * is left (none lies beyond 48-bit addresses, whatever range a munmap names), or (with create)
  * when a node could not be allocated. */
-CTP_ALWAYS_INLINE bool next_span(uint64_t *page, uint64_t last_page, bool create,
-				 struct leaf_span *span)
+CTP_ALWAYS_INLINE bool next_span(struct unit_map *map, uint64_t *unit, uint64_t last_unit,
+				 bool create, struct leaf_span *span)
 {
-	if (*page > last_page || *page >> (3 * LEVEL_BITS))
+	if (*unit > last_unit || *unit >> (3 * LEVEL_BITS))
 		return false;
-	uint64_t span_end = *page | (LEVEL_SIZE - 1);
-	if (span_end > last_page)
-		span_end = last_page;
-	span->leaf = leaf_for(*page, create);
+	uint64_t span_end = *unit | (LEVEL_SIZE - 1);
+	if (span_end > last_unit)
+		span_end = last_unit;
+	span->leaf = leaf_for(map, *unit, create);
 	if (!span->leaf && create)
 		return false;
-	span->leaf_page = *page & ~(uint64_t)(LEVEL_SIZE - 1);
-	span->first = (uint32_t)(*page & (LEVEL_SIZE - 1));
+	span->leaf_unit = *unit & ~(uint64_t)(LEVEL_SIZE - 1);
+	span->first = (uint32_t)(*unit & (LEVEL_SIZE - 1));
 	span->last = (uint32_t)(span_end & (LEVEL_SIZE - 1));
-	*page = span_end + 1;
+	*unit = span_end + 1;
 	return true;
 }
 
@@ -104,12 +139,19 @@ void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
 		return;
-	uint64_t page = lo >> PAGE_SHIFT;
+	struct unit_map *map = map_for(lo, hi);
+	uint64_t unit = lo >> map->shift;
 	struct leaf_span span;
-	while (next_span(&page, (hi - 1) >> PAGE_SHIFT, true, &span)) {
+	while (next_span(map, &unit, (hi - 1) >> map->shift, true, &span)) {
 		for (uint32_t i = span.first; i <= span.last; i++) {
 			uint32_t *slot = span.leaf->slot[i];
-			int k = stale(CTP_LOAD_RELAXED(&slot[0]), span.leaf_page | i) ? 0 : 1;
+			/* Into the first place unless it holds a live stack on this unit. */
+			uint64_t unit_lo = (span.leaf_unit | i) << map->shift;
+			uint32_t first = CTP_LOAD_RELAXED(&slot[0]);
+			int k = first && ctp_station_live_over(first - 1, unit_lo,
+							       unit_lo + (1ull << map->shift))
+					? 1
+					: 0;
 			CTP_STORE_RELEASE(&slot[k], idx + 1);
 		}
 	}
@@ -120,9 +162,10 @@ void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
 		return;
-	uint64_t page = lo >> PAGE_SHIFT;
+	struct unit_map *map = map_for(lo, hi);
+	uint64_t unit = lo >> map->shift;
 	struct leaf_span span;
-	while (next_span(&page, (hi - 1) >> PAGE_SHIFT, false, &span)) {
+	while (next_span(map, &unit, (hi - 1) >> map->shift, false, &span)) {
 		if (!span.leaf)
 			continue;
 		for (uint32_t i = span.first; i <= span.last; i++) {
@@ -139,20 +182,19 @@ void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi)
 	}
 }
 
-void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t hi)
+/* Abandons every live coroutine registered in `map` whose stack overlaps [lo, hi). */
+static void retire_in(struct unit_map *map, struct ctp_thread *t, uint64_t lo, uint64_t hi)
 {
-	if (hi <= lo)
-		return;
-	uint64_t page = lo >> PAGE_SHIFT;
+	uint64_t unit = lo >> map->shift;
 	struct leaf_span span;
-	/* A span without a leaf has no stack in its 16 MiB: a large munmap skips it whole. */
-	while (next_span(&page, (hi - 1) >> PAGE_SHIFT, false, &span)) {
+	/* A span without a leaf has no stack in its 4096 units: a large munmap skips it whole. */
+	while (next_span(map, &unit, (hi - 1) >> map->shift, false, &span)) {
 		if (!span.leaf)
 			continue;
 		for (uint32_t i = span.first; i <= span.last; i++) {
 			for (int k = 0; k < 2; k++) {
 				uint32_t v = CTP_LOAD_ACQUIRE(&span.leaf->slot[i][k]);
-				/* Ended already (found on an earlier page), or its stack does not
+				/* Ended already (found on an earlier unit), or its stack does not
 				 * reach into the new one: only live overlaps are retired. */
 				if (v == 0 || v - 1 == t->current ||
 				    !ctp_station_live_over(v - 1, lo, hi))
@@ -163,18 +205,18 @@ void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t
 	}
 }
 
+void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t hi)
+{
+	if (hi <= lo)
+		return;
+	retire_in(&pages, t, lo, hi);
+	retire_in(&chunks, t, lo, hi);
+}
+
 uint32_t ctp_stackmap_find(uint64_t sp)
 {
-	struct leaf *l = leaf_for(sp >> PAGE_SHIFT, false);
-	if (!l)
-		return CTP_NO_STATION;
-	uint32_t *slot = l->slot[(sp >> PAGE_SHIFT) & (LEVEL_SIZE - 1)];
-	for (int k = 0; k < 2; k++) {
-		uint32_t v = CTP_LOAD_ACQUIRE(&slot[k]);
-		if (v && ctp_station_holds(v - 1, sp))
-			return v - 1;
-	}
-	return CTP_NO_STATION;
+	uint32_t idx = candidate_over(slots_at(&pages, sp), sp, sp + 1);
+	return idx != CTP_NO_STATION ? idx : candidate_over(slots_at(&chunks, sp), sp, sp + 1);
 }
 
 /* Threads' own stacks, for the rare switch to another thread's own context (M:N programs resume
@@ -246,14 +288,9 @@ void ctp_note_stack_on_other_thread(uint64_t lo, uint64_t hi)
 /* Whether a live coroutine's stack covers any byte of the page. */
 static bool page_holds_coroutine_stack(uint64_t page)
 {
-	struct leaf *l = leaf_for(page, false);
-	if (!l)
-		return false;
-	uint32_t *slot = l->slot[page & (LEVEL_SIZE - 1)];
-	for (int k = 0; k < 2; k++)
-		if (!stale(CTP_LOAD_ACQUIRE(&slot[k]), page))
-			return true;
-	return false;
+	uint64_t lo = page << PAGE_SHIFT, hi = lo + (1ull << PAGE_SHIFT);
+	return candidate_over(slots_at(&pages, lo), lo, hi) != CTP_NO_STATION ||
+	       candidate_over(slots_at(&chunks, lo), lo, hi) != CTP_NO_STATION;
 }
 
 static void remember(struct ctp_thread *t, uint64_t page, uint32_t idx)
@@ -273,6 +310,13 @@ uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp)
 {
 	uint64_t page = sp >> PAGE_SHIFT;
 	uint64_t gen = CTP_LOAD_ACQUIRE(&generation);
+	if (t->stack_lo <= sp && sp < t->stack_hi && !ctp_thread_stack_may_hold_coroutines(t)) {
+		/* Back to the thread's own stack after a coroutine was made (which turned the page
+		 * cached below stale): nothing to look up. */
+		t->own_page = page;
+		t->own_gen = gen;
+		return t->self;
+	}
 	uint32_t idx = ctp_stackmap_find(sp);
 	if (idx == CTP_NO_STATION && !(t->stack_lo <= sp && sp < t->stack_hi))
 		idx = thread_stack_over(sp, sp + 1);
