@@ -42,6 +42,14 @@ CTP_HIDDEN void ctp_thread_stacks_remove(uint32_t idx);
  * without looking where there are more threads than it is worth searching through. */
 CTP_HIDDEN void ctp_note_stack_on_other_thread(uint64_t lo, uint64_t hi);
 extern uint8_t ctp_coros_on_other_threads_stacks CTP_HIDDEN;
+
+/* Whether a coroutine's stack may lie on thread t's own stack: set for good once one was made
+ * there, by t or by another thread. Until then an address on t's stack is t's, without the map. */
+static inline bool ctp_thread_stack_may_hold_coroutines(const struct ctp_thread *t)
+{
+	return t->coro_on_own_stack ||
+	       __atomic_load_n(&ctp_coros_on_other_threads_stacks, __ATOMIC_RELAXED);
+}
 extern uint64_t ctp_stackmap_generation CTP_HIDDEN;
 
 /* Whether station s is a live coroutine whose stack overlaps [lo, hi). */

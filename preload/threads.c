@@ -148,8 +148,7 @@ static void thread_exit(void *arg)
 	 * otherwise be taken for those coroutines (a switch back to that thread recorded as a
 	 * resume of one of them). Asked only where such a coroutine was made: the stack map holds
 	 * 2048 pages of an 8 MiB stack, ~35,000 instructions to go through. */
-	if (t->coro_on_own_stack ||
-	    __atomic_load_n(&ctp_coros_on_other_threads_stacks, __ATOMIC_RELAXED))
+	if (ctp_thread_stack_may_hold_coroutines(t))
 		ctp_stackmap_retire_overlapping(t, t->stack_lo, t->stack_hi);
 	ctp_thread_end(t);
 	ctp_ring_detach(t);

@@ -122,10 +122,13 @@ static uint64_t known_stack_top(uint64_t sp)
 	if (current && CTP_LOAD_RELAXED(&current->kind) != CTP_KIND_THREAD &&
 	    ctp_station_live_over_at(current, sp, sp + 1))
 		return CTP_LOAD_RELAXED(&current->stack_hi);
+	bool on_own_stack = sp >= t->stack_lo && sp < t->stack_hi;
+	if (on_own_stack && !ctp_thread_stack_may_hold_coroutines(t))
+		return t->stack_hi; /* a walk at a making on the thread's stack */
 	uint32_t idx = ctp_stackmap_find(sp);
 	if (idx != CTP_NO_STATION)
 		return CTP_LOAD_RELAXED(&ctp_station_at(idx)->stack_hi);
-	return sp >= t->stack_lo && sp < t->stack_hi ? t->stack_hi : 0;
+	return on_own_stack ? t->stack_hi : 0;
 }
 
 /* unw_backtrace into the area's frames, from the caller (its first frame), on the stack this
