@@ -56,7 +56,7 @@ static void *new_node(size_t size)
 }
 
 /* Publishes a freshly allocated node in *slot unless another thread did first. */
-static void *install(void **slot, size_t size)
+static __attribute__((noinline)) void *install(void **slot, size_t size)
 {
 	void *node = new_node(size);
 	if (!node)
@@ -69,7 +69,7 @@ static void *install(void **slot, size_t size)
 	return expected;
 }
 
-static struct leaf *leaf_for(struct unit_map *map, uint64_t unit, bool create)
+CTP_ALWAYS_INLINE struct leaf *leaf_for(struct unit_map *map, uint64_t unit, bool create)
 {
 	uint64_t i1 = (unit >> (2 * LEVEL_BITS)) & (LEVEL_SIZE - 1);
 	uint64_t i2 = (unit >> LEVEL_BITS) & (LEVEL_SIZE - 1);
@@ -86,7 +86,7 @@ static struct leaf *leaf_for(struct unit_map *map, uint64_t unit, bool create)
 
 /* The two candidates of the unit that holds addr, or NULL when no stack was ever registered
  * near it. */
-static uint32_t *slots_at(struct unit_map *map, uint64_t addr)
+CTP_ALWAYS_INLINE uint32_t *slots_at(struct unit_map *map, uint64_t addr)
 {
 	uint64_t unit = addr >> map->shift;
 	struct leaf *l = leaf_for(map, unit, false);
@@ -95,7 +95,7 @@ static uint32_t *slots_at(struct unit_map *map, uint64_t addr)
 
 /* The live coroutine among a unit's candidates whose stack overlaps [lo, hi), or
  * CTP_NO_STATION. */
-static uint32_t candidate_over(const uint32_t *slot, uint64_t lo, uint64_t hi)
+CTP_ALWAYS_INLINE uint32_t candidate_over(const uint32_t *slot, uint64_t lo, uint64_t hi)
 {
 	for (int k = 0; slot && k < 2; k++) {
 		uint32_t v = CTP_LOAD_ACQUIRE(&slot[k]);
@@ -183,7 +183,8 @@ void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi)
 }
 
 /* Abandons every live coroutine registered in `map` whose stack overlaps [lo, hi). */
-static void retire_in(struct unit_map *map, struct ctp_thread *t, uint64_t lo, uint64_t hi)
+CTP_ALWAYS_INLINE void retire_in(struct unit_map *map, struct ctp_thread *t, uint64_t lo,
+				 uint64_t hi)
 {
 	uint64_t unit = lo >> map->shift;
 	struct leaf_span span;
