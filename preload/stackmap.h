@@ -50,6 +50,7 @@ static inline bool ctp_thread_stack_may_hold_coroutines(const struct ctp_thread 
 	return t->coro_on_own_stack ||
 	       __atomic_load_n(&ctp_coros_on_other_threads_stacks, __ATOMIC_RELAXED);
 }
+
 extern uint64_t ctp_stackmap_generation CTP_HIDDEN;
 
 /* Whether station s is a live coroutine whose stack overlaps [lo, hi). */
@@ -66,12 +67,6 @@ CTP_ALWAYS_INLINE bool ctp_station_live_over_at(const struct ctp_station *s, uin
 static inline bool ctp_station_live_over(uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	return ctp_station_live_over_at(ctp_station_at(idx), lo, hi);
-}
-
-/* Whether station idx is a live coroutine whose stack holds addr. */
-static inline bool ctp_station_holds(uint32_t idx, uint64_t addr)
-{
-	return ctp_station_live_over(idx, addr, addr + 1);
 }
 
 /* A station found for a stack pointer: its index and its address. */

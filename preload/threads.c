@@ -146,8 +146,8 @@ static void thread_exit(void *arg)
 	/* Coroutines on buffers inside its own stack end with it, whichever thread made them:
 	 * glibc keeps the stack and hands it to the next thread it starts, whose own frames would
 	 * otherwise be taken for those coroutines (a switch back to that thread recorded as a
-	 * resume of one of them). Asked only where such a coroutine was made: the stack map holds
-	 * 2048 pages of an 8 MiB stack, ~35,000 instructions to go through. */
+	 * resume of one of them). Asked only where such a coroutine was made: an 8 MiB stack is up
+	 * to 2048 pages of the stack map's page table, ~35,000 instructions to go through. */
 	if (ctp_thread_stack_may_hold_coroutines(t))
 		ctp_stackmap_retire_overlapping(t, t->stack_lo, t->stack_hi);
 	ctp_thread_end(t);
