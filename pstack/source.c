@@ -133,10 +133,17 @@ static void core_now(const struct pstack_source *src, const struct ctp_header *h
 		out->mono_ns = mono_now - (uint64_t)since_written;
 		out->raw = tsc ? tsc_now - (uint64_t)((double)since_written / out->ns_per_tick)
 			       : out->mono_ns;
-		/* File times come from a coarse clock (a tick of a few ms): a switch that
-		 * precedes the dump can look later than the file's time by that much. */
+		/* File times come from a coarse clock (a tick of a few ms, later under load):
+		 * the segment's creation and a switch that precede the dump can both look later
+		 * than the file's time by that much. A program that crashes within that tick of
+		 * its start writes a core that looks older than its segment. */
 		uint64_t slack = (uint64_t)(MTIME_SLACK_NS / out->ns_per_tick);
-		if (out->mono_ns >= h->start_mono_ns && out->raw + slack >= latest_raw) {
+		if (out->mono_ns + MTIME_SLACK_NS >= h->start_mono_ns &&
+		    out->raw + slack >= latest_raw) {
+			if (out->mono_ns < h->start_mono_ns) {
+				out->mono_ns = h->start_mono_ns;
+				out->raw = tsc ? h->start_tsc : h->start_mono_ns;
+			}
 			if (out->raw < latest_raw) {
 				out->mono_ns += (uint64_t)((double)(latest_raw - out->raw) *
 							   out->ns_per_tick);

@@ -2,10 +2,10 @@
 # left hanging, dumped with gcore while it runs: the 47 stuck coroutines with fd, op and stack,
 # --report's lost wakeups certain, --trace readable, and the server runs on and ends as it would.
 # (b) A real crash's core (the kernel's, ulimit -c): the suspended coroutines and their stacks,
-# and the crashing one's stack from its thread's registers. (c) A Boost.Fiber program's core: C++
-# names shortened in the text view, kept with --full-names and in the JSON. Then the errors: not
-# a core, a core of an untraced process, a core without the segment (coredump_filter), a
-# truncated core.
+# the crashing one's stack from its thread's registers, and times placed by the core's file
+# time. (c) A Boost.Fiber program's core: C++ names shortened in the text view, kept with
+# --full-names and in the JSON. Then the errors: not a core, a core of an untraced process, a
+# core without the segment (coredump_filter), a truncated core.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/report_lib.sh"
 
@@ -170,6 +170,34 @@ expect_eq "--trace --core ends the process with the signal, the crasher and its 
 		| (.[] | select(.type == "coro" and .coro == $x.coro) | .entry) as $e
 		| (.[] | select(.type == "stack" and .id == $x.stack) | .frames[0].sym) as $f
 		| "\($x.signal):\($x.tid):\($e):\($f)"')"
+
+# The core's file time is a coarse clock's (a tick of a few ms, later on a loaded machine): a
+# program that crashes within that tick of its start writes a core whose time precedes its own
+# segment. Such a core is still this boot's, written after every switch it holds. A copy of the
+# crash's core, its time set to 10 ms before the program's thread first ran (the segment is made
+# just before), must be placed by its file time; one older than the whole program (5 s), or
+# written in the future, cannot be, and says so.
+first_run=$("$CTP_CAT" "$WORK/cr.jsonl.zst" | jq -r 'select(.type == "coro" and .kind == "thread") | .ts')
+mono_to_real=$(python3 -c 'import time; print(time.time_ns() - time.monotonic_ns())')
+at_real() { # a core copy whose file time is the monotonic time $2 ns, in realtime
+	cp "$CRASH_CORE" "$1"
+	local real=$((first_run + mono_to_real + $2))
+	touch -d "@$((real / 1000000000)).$(printf %09d $((real % 1000000000)))" "$1"
+}
+taken_how() {
+	"$PSTACK" --json --core "$1" | jq -r '"\(.core.taken_at_latest_switch):\(.taken >= '"$first_run"' - 10000000)"'
+}
+at_real "$WORK/crash/tick.core" -10000000
+expect_eq "a core timed a tick before the program's start counts from its file time" "false:true" \
+	"$(taken_how "$WORK/crash/tick.core")"
+at_real "$WORK/crash/old.core" -5000000000
+expect_eq "a core timed before the program began counts from the latest switch" "true:true" \
+	"$(taken_how "$WORK/crash/old.core")"
+check "and its text view says so" grep -q "^note: when the core was written is unknown here" \
+	<("$PSTACK" --core "$WORK/crash/old.core")
+at_real "$WORK/crash/future.core" 3600000000000
+expect_eq "a core timed an hour ahead counts from the latest switch" "true:true" \
+	"$(taken_how "$WORK/crash/future.core")"
 
 # --- (c) C++ names: Boost.Fiber ---------------------------------------------------------------
 # boost_fiber_channels under the plain LD_PRELOAD, stopped by gdb where it leaves (_Exit), its
