@@ -15,10 +15,10 @@ bool ctp_tsc_is_invariant(void)
 	return (d >> 8) & 1u;
 }
 
-/* One (tsc, ns) pair, with the TSC read on both sides of clock_gettime to halve its error. A
- * pair taken across a preemption is off by as much as the thread was away (milliseconds on a
- * busy machine), so the tightest of several tries is kept. */
-static void sample(uint64_t *tsc, uint64_t *ns)
+/* The TSC is read on both sides of clock_gettime to halve the pair's error. A pair taken
+ * across a preemption is off by as much as the thread was away (milliseconds on a busy
+ * machine), so the tightest of several tries is kept. */
+void ctp_clock_pair(uint64_t *tsc, uint64_t *ns)
 {
 	uint64_t best_width = UINT64_MAX;
 	for (int i = 0; i < 16; i++) {
@@ -94,14 +94,14 @@ void ctp_tsc_model_init(struct ctp_tsc_model *m, unsigned calibrate_ms)
 void ctp_tsc_model_begin(struct ctp_tsc_model *m)
 {
 	memset(m, 0, sizeof(*m));
-	sample(&m->cal_tsc, &m->cal_ns);
+	ctp_clock_pair(&m->cal_tsc, &m->cal_ns);
 }
 
 void ctp_tsc_model_finish(struct ctp_tsc_model *m, unsigned calibrate_ms)
 {
 	uint64_t tsc, ns;
 	do
-		sample(&tsc, &ns);
+		ctp_clock_pair(&tsc, &ns);
 	while (ns - m->cal_ns < (uint64_t)calibrate_ms * 1000000u || tsc == m->cal_tsc);
 	m->ns_per_tick = (double)(ns - m->cal_ns) / (double)(tsc - m->cal_tsc);
 	add_piece(m, (struct ctp_tsc_piece){m->cal_tsc, m->cal_ns, m->ns_per_tick});
@@ -133,7 +133,7 @@ void ctp_tsc_model_update(struct ctp_tsc_model *m)
 		return;
 	}
 	uint64_t tsc, ns;
-	sample(&tsc, &ns);
+	ctp_clock_pair(&tsc, &ns);
 	ctp_tsc_model_update_with(m, tsc, ns);
 }
 

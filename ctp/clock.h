@@ -23,6 +23,10 @@ static inline uint64_t ctp_tsc(void)
 }
 #endif
 
+/* The TSC and CLOCK_MONOTONIC read at one moment, to within a few hundred ns even on a busy
+ * machine. */
+void ctp_clock_pair(uint64_t *tsc, uint64_t *ns);
+
 /* True when this CPU has an invariant TSC (CPUID 0x80000007 EDX bit 8): one rate on all
  * cores, through frequency changes and idle states. */
 bool ctp_tsc_is_invariant(void);

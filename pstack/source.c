@@ -42,18 +42,32 @@ bool pstack_source_thread_regs(const struct pstack_source *src, uint32_t tid, st
 	return t != NULL;
 }
 
-/* The TSC's rate, measured here over 20 ms. */
+/* The TSC's rate, measured here over 20 ms between pairs of readings that no preemption came
+ * between (ctp_clock_pair). */
 static double measure_tsc_rate(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	uint64_t t0 = ctp_tsc(), n0 = ctp_monotonic_ns();
-	struct timespec pause = {0, 20000000};
-	nanosleep(&pause, NULL);
-	uint64_t t1 = ctp_tsc(), n1 = ctp_monotonic_ns();
-	return t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0.0;
+	struct ctp_tsc_model m;
+	ctp_tsc_model_init(&m, 20);
+	return m.ns_per_tick;
 #else
 	return 0.0; /* no TSC here: a segment that says TSC is not from this CPU */
 #endif
+}
+
+/* Both clocks now: read as one pair where the segment's clock is the TSC, since a preemption
+ * between two plain reads would shift every time computed from them by as long as it lasted. */
+static void clocks_now(bool tsc, uint64_t *tsc_now, uint64_t *mono_now)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (tsc) {
+		ctp_clock_pair(tsc_now, mono_now);
+		return;
+	}
+#endif
+	(void)tsc;
+	*tsc_now = 0;
+	*mono_now = ctp_monotonic_ns();
 }
 
 /* The TSC's rate over the segment's life: the header keeps both clocks read at its creation,
@@ -71,18 +85,14 @@ static double tsc_rate_since_start(const struct ctp_header *h, uint64_t tsc_now,
 /* Now, for a live process. A monotonic clock is nanoseconds already. */
 static void live_now(const struct ctp_header *h, struct pstack_now *out)
 {
-	out->mono_ns = ctp_monotonic_ns();
-	if (CTP_LOAD_RELAXED(&h->clock_kind) != CTP_CLOCK_TSC) {
+	bool tsc = CTP_LOAD_RELAXED(&h->clock_kind) == CTP_CLOCK_TSC;
+	clocks_now(tsc, &out->raw, &out->mono_ns);
+	if (!tsc) {
 		out->raw = out->mono_ns;
 		out->ns_per_tick = 1.0;
 		return;
 	}
-#if defined(__x86_64__) || defined(__i386__)
-	out->raw = ctp_tsc();
 	out->ns_per_tick = tsc_rate_since_start(h, out->raw, out->mono_ns);
-#else
-	out->ns_per_tick = measure_tsc_rate();
-#endif
 }
 
 static int64_t realtime_ns(void)
@@ -115,12 +125,8 @@ static void core_now(const struct pstack_source *src, const struct ctp_header *h
 		     uint64_t latest_raw, struct pstack_now *out)
 {
 	bool tsc = h->clock_kind == CTP_CLOCK_TSC;
-	uint64_t mono_now = ctp_monotonic_ns();
-	uint64_t tsc_now = 0;
-#if defined(__x86_64__) || defined(__i386__)
-	if (tsc)
-		tsc_now = ctp_tsc();
-#endif
+	uint64_t tsc_now, mono_now;
+	clocks_now(tsc, &tsc_now, &mono_now);
 	int64_t since_written = realtime_ns() - src->core_written_ns;
 	int64_t boot = boot_time_s();
 	bool this_boot = boot > 0 && src->core_written_ns / 1000000000ll >= boot &&
