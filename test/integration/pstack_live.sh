@@ -1,28 +1,13 @@
 # ctp-pstack on running programs: the lost-wakeup server left hanging by its client (--hold),
 # under ctp-run, and a program with 10,000 parked coroutines under a plain LD_PRELOAD. While
 # each runs, ctp-pstack must name its coroutines, their states, the fd and operation each waits
-# on and the functions of their stacks, within the budget; the programs must behave as if it had
-# never looked (same output, same exit). Then the error cases.
+# on and the functions of their stacks; the programs must behave as if it had never looked (same
+# output, same exit). Then the error cases. (Its time is measured by scripts/bench.)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/report_lib.sh"
 
 PSTACK=$CTP_BUILD_DIR/pstack/ctp-pstack
 PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so
-
-# ms_of COMMAND...: runs COMMAND three times, its output to $WORK/ms.out; prints the fewest
-# milliseconds a run took. The budget is ctp-pstack's own cost: on a machine shared with other
-# work one run can wait for a CPU far longer than it computes.
-ms_of() {
-	local t0 t1 ms best=
-	for _ in 1 2 3; do
-		t0=$(date +%s%N)
-		"$@" >"$WORK/ms.out"
-		t1=$(date +%s%N)
-		ms=$(((t1 - t0) / 1000000))
-		if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
-	done
-	echo "$best"
-}
 
 # --- The lost-wakeup server, hanging -----------------------------------------------------------
 K=47
@@ -123,7 +108,7 @@ report_status=0
 expect_eq "the trace still reports the $K lost wakeups" "3:$K" \
 	"$report_status:$(jq '[.findings[] | select(.kind == "lost_wakeup")] | length' "$WORK/lw.report.json")"
 
-# --- 10,000 parked coroutines under a plain LD_PRELOAD: the budget --------------------------------
+# --- 10,000 parked coroutines under a plain LD_PRELOAD ------------------------------------------
 N=10000
 mkdir "$WORK/plain"
 mkfifo "$WORK/hold2"
@@ -135,14 +120,12 @@ exec 4>"$WORK/hold2"
 wait_line "$WORK/parked.out" "^parked $N fd "
 pipe_fd=$(sed -n 's/^parked [0-9]* fd //p' "$WORK/parked.out")
 
-ms=$(ms_of "$PSTACK" $parked)
-cp "$WORK/ms.out" "$WORK/parked.txt"
-echo "ctp-pstack, $N coroutines, text: $ms ms"
-check "text view of $N coroutines within 500 ms ($ms ms)" test "$ms" -le 500
-ms=$(ms_of "$PSTACK" --json $parked)
-cp "$WORK/ms.out" "$WORK/parked.json"
-echo "ctp-pstack, $N coroutines, JSON: $ms ms"
-check "JSON of $N coroutines within 500 ms ($ms ms)" test "$ms" -le 500
+text_status=0
+"$PSTACK" $parked >"$WORK/parked.txt" || text_status=$?
+expect_eq "ctp-pstack PID, $N coroutines: exits 0" 0 "$text_status"
+json_status=0
+"$PSTACK" --json $parked >"$WORK/parked.json" || json_status=$?
+expect_eq "ctp-pstack --json PID, $N coroutines: exits 0" 0 "$json_status"
 expect_eq "all $N coroutines, suspended, none torn" "$N:$N:0" \
 	"$(jq -r '.summary | "\(.coroutines):\(.suspended):\(.torn)"' "$WORK/parked.json")"
 expect_eq "one group: parked in park_on_pipe, called from coro_body, reading the pipe" \
