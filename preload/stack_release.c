@@ -1,24 +1,25 @@
 /* A coroutine whose stack is given back has ended: it can never run again. Runtimes end their
- * coroutines in ways no switch shows: GNU Pth frees a finished thread's stack at pth_join,
- * libpcl in its delete helper, Boost.Coroutine (Asio's spawn) in the owner after the function
- * returned. Each frees the very block it handed to makecontext or make_fcontext. So free() and
- * munmap() are hooked: a coroutine, not running, whose stack starts at the freed pointer (or lies
- * in the unmapped range) is ended there, its station recycled.
+ * coroutines in ways no switch shows: GNU Pth frees a finished thread's stack at pth_join, libpcl
+ * in its delete helper, Boost.Coroutine (Asio's spawn) in the owner after the function returned.
+ * Each frees the very block it handed to makecontext or make_fcontext. So free() and munmap() are
+ * hooked: a coroutine, not running, whose stack starts at the freed pointer (or lies in the
+ * unmapped range) is ended there, its station recycled.
  *
- * The block freed holds the stack, and may begin a little before it (at most HEADER_MAX): libpcl
- * puts its coroutine record first, then the stack. free() is among the hottest calls of a
- * program (pdns-recursor makes 62 a query): the hook reads one byte that says whether the
- * block's set of a small table of the stack bases coroutines were made with (keyed by page) is
- * in use, and jumps to the real free without a frame of its own. A base in the first HEADER_MAX
- * bytes of its page is noted under the page before too, where a block that holds it may begin. Each
- * set has BASE_WAYS places: stacks 16 or 32 MiB apart land in one set (the key folds the page
- * number's high bits onto its low ones), and with one place a second base pushed the first out,
- * whose coroutine was then never seen freed (Asio's spawn on glibc's malloc: 2 or 3 of 101
- * coroutines left suspended at the end). A coroutine's base leaves the table when the coroutine
- * ends however it ends (ctp_stack_base_forget), so the places hold live coroutines' bases: a new
- * base goes to a free place, and only when every place is taken (more live coroutines than
- * places) is one pushed out, whose coroutine then ends when its stack is reused instead. A
- * candidate is checked further against the block's size. */
+ * The block freed holds the stack, and may begin a little before it (at most HEADER_MAX: libpcl
+ * puts its coroutine record first), or a page before a page-aligned one (SimGrid puts a guard page
+ * first). free() is among the hottest calls of a program (pdns-recursor makes 62 a query): the
+ * hook reads one byte that says whether the block's set of a small table of the stack bases
+ * coroutines were made with (keyed by page) is in use, and jumps to the real free without a frame
+ * of its own. A base in the first HEADER_MAX bytes of its page is noted under the page before too,
+ * where a block that holds it may begin (a header's, or a guard page's). Each set has BASE_WAYS
+ * places: stacks 16 or 32 MiB apart land in one set (the key folds the page number's high bits
+ * onto its low ones), and with one place a second base pushed the first out, whose coroutine was
+ * then never seen freed (Asio's spawn on glibc's malloc: 2 or 3 of 101 coroutines left suspended
+ * at the end). A coroutine's base leaves the table when the coroutine ends however it ends
+ * (ctp_stack_base_forget), so the places hold live coroutines' bases: a new base goes to a free
+ * place, and only when every place is taken (more live coroutines than places) is one pushed out,
+ * whose coroutine then ends when its stack is reused instead. A candidate is checked further
+ * against the block's size. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -50,10 +51,13 @@ static inline uint32_t base_set(uint64_t p)
 }
 
 /* Whether base may lie at the start of a block that begins at p: base >= p, and close (never
- * for an empty place, 0). */
+ * for an empty place, 0); or one guard page after p, where the base is page-aligned: SimGrid
+ * takes a stack from posix_memalign, makes its first page PROT_NONE, and hands makecontext (or
+ * make_fcontext) the rest. Such a base is at the start of its page, so it is noted under the
+ * page before too, the block's. */
 static inline bool starts_block(uint64_t base, uint64_t p)
 {
-	return base - p < HEADER_MAX;
+	return base - p < HEADER_MAX || (base - p == PAGE_SIZE && base % PAGE_SIZE == 0);
 }
 
 static inline bool may_hold_base(uint64_t p)
