@@ -231,8 +231,8 @@ static uint32_t walk_remote(struct ctp_proc *p, struct ctp_coro *c,
 	int depth = ctp_proc_stack_depth(p);
 	if (!w || s->ctx_kind == CTP_CTX_NONE || depth <= 1)
 		return 0;
-	/* A context saved on the coroutine's own stack (an fcontext) tells the depth by its own
-	 * address: the place is known without reading the process. */
+	/* A context saved on the coroutine's own stack (an fcontext, a SimGrid raw context) tells
+	 * the depth by its own address: the place is known without reading the process. */
 	bool ctx_on_stack = s->saved_ctx >= s->stack_lo && s->saved_ctx < s->stack_hi;
 	uint64_t anchor = ctx_on_stack ? s->saved_ctx : 0;
 	uint64_t key = ctx_on_stack ? place_key(s->frames[0], anchor) : 0;

@@ -18,7 +18,7 @@
 #define CTP_EMIT_SWITCH_HEADS 16
 
 /* enum ctp_switch_how's values, 0 (unknown) included. */
-#define CTP_EMIT_HOW_COUNT (CTP_HOW_SIGLONGJMP + 1)
+#define CTP_EMIT_HOW_COUNT (CTP_HOW_RAW_SWAPCONTEXT + 1)
 
 struct ctp_emitter {
 	size_t line_start; /* where the line being written began in the writer's text */

@@ -10,14 +10,14 @@
 					    (uint32_t)(sizeof(name##_list) / sizeof(char *))}
 
 TABLE(ctp_kind_names, [CTP_KIND_THREAD] = "thread", [CTP_KIND_UCONTEXT] = "ucontext",
-      [CTP_KIND_FCONTEXT] = "fcontext");
+      [CTP_KIND_FCONTEXT] = "fcontext", [CTP_KIND_SIMGRID_RAW] = "simgrid_raw");
 /* CTP_STATE_LEFT has no name: the collector turns it into "suspended" or "exited". */
 TABLE(ctp_state_names, [CTP_STATE_CREATED] = "created", [CTP_STATE_RUNNING] = "running",
       [CTP_STATE_SUSPENDED] = "suspended", [CTP_STATE_EXITED] = "exited");
 TABLE(ctp_switch_how_names, [CTP_HOW_SWAPCONTEXT] = "swapcontext",
       [CTP_HOW_SETCONTEXT] = "setcontext", [CTP_HOW_RETURN] = "return",
       [CTP_HOW_JUMP_FCONTEXT] = "jump_fcontext", [CTP_HOW_ONTOP_FCONTEXT] = "ontop_fcontext",
-      [CTP_HOW_SIGLONGJMP] = "siglongjmp");
+      [CTP_HOW_SIGLONGJMP] = "siglongjmp", [CTP_HOW_RAW_SWAPCONTEXT] = "raw_swapcontext");
 TABLE(ctp_op_names, [CTP_OP_READ] = "read", [CTP_OP_WRITE] = "write", [CTP_OP_ACCEPT] = "accept",
       [CTP_OP_CONNECT] = "connect", [CTP_OP_POLL] = "poll");
 TABLE(ctp_fd_event_names, [CTP_FD_WOULD_BLOCK] = "would_block", [CTP_FD_CLOSE] = "close",

@@ -94,6 +94,7 @@ enum ctp_coro_kind {
 	CTP_KIND_THREAD = 1, /* a thread's own stack */
 	CTP_KIND_UCONTEXT = 2,
 	CTP_KIND_FCONTEXT = 3,
+	CTP_KIND_SIMGRID_RAW = 4, /* SimGrid's raw contexts: raw_makecontext, raw_swapcontext */
 };
 
 /* What a suspended coroutine waits on (station.wait_op, ring fd records). */
@@ -170,6 +171,10 @@ enum ctp_ctx_kind {
 	 * ontop_fcontext, pointing at 8 bytes of MXCSR/x87 control word, then r12, r13, r14, r15,
 	 * rbx, rbp and the return address (the call site); the caller's rsp is fctx + 0x40. */
 	CTP_CTX_FCONTEXT = 2,
+	/* A SimGrid raw context on x86-64: the stack pointer raw_swapcontext left, pointing at
+	 * r15, r14, r13, r12, rbx, rbp, r9, r8, rcx, rdx, rsi, rdi and the return address (the
+	 * call site); the caller's rsp is ctx + 0x68. */
+	CTP_CTX_SIMGRID_RAW = 3,
 };
 
 /* What station.frames[] (and the frames of a SWITCH record) hold. */
@@ -236,7 +241,8 @@ enum ctp_switch_how {
 	CTP_HOW_RETURN = 3, /* a makecontext coroutine returned; glibc went to uc_link */
 	CTP_HOW_JUMP_FCONTEXT = 4,
 	CTP_HOW_ONTOP_FCONTEXT = 5,
-	CTP_HOW_SIGLONGJMP = 6, /* siglongjmp/longjmp into another coroutine's stack (QEMU) */
+	CTP_HOW_SIGLONGJMP = 6,	     /* siglongjmp/longjmp into another coroutine's stack (QEMU) */
+	CTP_HOW_RAW_SWAPCONTEXT = 7, /* SimGrid's raw_swapcontext */
 };
 
 struct ctp_rec_thread {

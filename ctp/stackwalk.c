@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <ucontext.h>
 
+#include "ctp/saved_frame.h"
 #include "ctp/core_file.h"
 #include "ctp/segment.h"
 
@@ -74,21 +75,20 @@ bool ctp_regs_from_context(ctp_mem_read_fn read, void *arg, uint32_t ctx_kind, u
 		};
 		return true;
 	}
-	if (ctx_kind == CTP_CTX_FCONTEXT) {
-		/* Boost.Context's frame: control words, r12, r13, r14, r15, rbx, rbp, return
-		 * address; the caller's stack pointer is right above it. */
-		uint64_t w[8];
-		if (!read(arg, ctx, w, sizeof(w)))
+	const struct ctp_saved_frame *f = ctp_saved_frame_of(ctx_kind);
+	if (f) {
+		uint64_t w[CTP_SAVED_FRAME_MAX_WORDS];
+		if (!read(arg, ctx, w, 8u * f->words))
 			return false;
 		*out = (struct ctp_regs){
-			.r12 = w[1],
-			.r13 = w[2],
-			.r14 = w[3],
-			.r15 = w[4],
-			.rbx = w[5],
-			.rbp = w[6],
-			.rip = w[7],
-			.rsp = ctx + sizeof(w),
+			.r12 = w[f->r12],
+			.r13 = w[f->r13],
+			.r14 = w[f->r14],
+			.r15 = w[f->r15],
+			.rbx = w[f->rbx],
+			.rbp = w[f->rbp],
+			.rip = w[f->rip],
+			.rsp = ctx + 8u * f->words,
 		};
 		return true;
 	}

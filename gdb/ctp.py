@@ -93,7 +93,7 @@ STATE_RUNNING = 2
 STATE_SUSPENDED = 3
 STATE_EXITED = 4
 STATE_LEFT = 5
-KINDS = {1: "thread", 2: "ucontext", 3: "fcontext"}
+KINDS = {1: "thread", 2: "ucontext", 3: "fcontext", 4: "simgrid_raw"}
 WAIT_OPS = {1: "read", 2: "write", 3: "accept", 4: "connect", 5: "poll"}
 WAIT_OP_MASK = 0x7F
 WAIT_CLOSED = 0x80
@@ -101,14 +101,19 @@ WAIT_EPOCH_SHIFT = 8
 WAIT_EPOCH_MASK = 0xFFFFFF
 CTX_UCONTEXT = 1
 CTX_FCONTEXT = 2
+CTX_SIMGRID_RAW = 3
 
 # ucontext_t: uc_mcontext.gregs (greg_t[23]) and the REG_* indices of <sys/ucontext.h>.
 UCONTEXT_GREGS = 40
 GREGS = {"r12": 4, "r13": 5, "r14": 6, "r15": 7, "rbp": 10, "rbx": 11, "rsp": 15, "rip": 16}
-# Boost.Context's fcontext frame (CTP.md "Saved contexts"): 8 bytes of control words, then these
-# 8-byte words; the caller's rsp is right above the frame.
-FCONTEXT_WORDS = {"r12": 1, "r13": 2, "r14": 3, "r15": 4, "rbx": 5, "rbp": 6, "rip": 7}
-FCONTEXT_SIZE = 64
+# The frames a switch leaves on the suspended coroutine's stack (ctp/saved_frame.h, CTP.md "Saved
+# contexts"): per context kind, how many 8-byte words, and the word of each register; the caller's
+# rsp is right above the frame. Boost.Context's fcontext: 8 bytes of control words first. SimGrid's
+# raw context: twelve registers pushed by raw_swapcontext.
+SAVED_FRAMES = {
+    CTX_FCONTEXT: (8, {"r12": 1, "r13": 2, "r14": 3, "r15": 4, "rbx": 5, "rbp": 6, "rip": 7}),
+    CTX_SIMGRID_RAW: (13, {"r15": 0, "r14": 1, "r13": 2, "r12": 3, "rbx": 4, "rbp": 5, "rip": 12}),
+}
 
 # The memfd the preload creates (preload/segment.c), as /proc/PID/maps and a core name it.
 SEGMENT_MAPPING = "/memfd:ctp-segment"
@@ -151,6 +156,11 @@ def layout_lines():
     out.append("wait.epoch_mask %d" % WAIT_EPOCH_MASK)
     out.append("ctx.ucontext %d" % CTX_UCONTEXT)
     out.append("ctx.fcontext %d" % CTX_FCONTEXT)
+    out.append("ctx.simgrid_raw %d" % CTX_SIMGRID_RAW)
+    for kind, (words, regs) in sorted(SAVED_FRAMES.items()):
+        out.append("frame.%d.words %d" % (kind, words))
+        for name in ("r12", "r13", "r14", "r15", "rbx", "rbp", "rip"):
+            out.append("frame.%d.%s %d" % (kind, name, regs[name]))
     out.append("ucontext.gregs %d" % UCONTEXT_GREGS)
     for name, index in GREGS.items():
         out.append("greg.%s %d" % (name, index))
@@ -330,11 +340,12 @@ def saved_registers(inferior, station):
             raw = inferior.read_memory(station.saved_ctx + UCONTEXT_GREGS, 8 * 23).tobytes()
             g = struct.unpack("<23Q", raw)
             return {name: g[i] for name, i in GREGS.items()}
-        if station.ctx_kind == CTX_FCONTEXT:
-            raw = inferior.read_memory(station.saved_ctx, FCONTEXT_SIZE).tobytes()
-            w = struct.unpack("<8Q", raw)
-            regs = {name: w[i] for name, i in FCONTEXT_WORDS.items()}
-            regs["rsp"] = station.saved_ctx + FCONTEXT_SIZE
+        if station.ctx_kind in SAVED_FRAMES:
+            words, where = SAVED_FRAMES[station.ctx_kind]
+            raw = inferior.read_memory(station.saved_ctx, 8 * words).tobytes()
+            w = struct.unpack("<%dQ" % words, raw)
+            regs = {name: w[i] for name, i in where.items()}
+            regs["rsp"] = station.saved_ctx + 8 * words
             return regs
     except gdb.MemoryError:
         raise CtpError("cannot read coroutine %d's saved context at 0x%x"

@@ -132,10 +132,8 @@ switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t
 
 static struct ctp_real_cache real_jump, real_ontop, real_make;
 
-/* The real functions for a call from `caller`: in the global scope, or in the calling library's
- * own when Boost.Context was loaded with it RTLD_LOCAL (see real_lookup.c). */
-#define REAL_FOR_CALLER(cache, name, caller)                                                       \
-	((__typeof__(name) *)ctp_real_for_caller(&(cache), #name, (caller), (const void *)(name)))
+/* The real functions are looked up per caller (CTP_REAL_FOR_CALLER): in the global scope, or in
+ * the calling library's own when Boost.Context was loaded with it RTLD_LOCAL (real_lookup.c). */
 
 /* Where a context function returns to: the exit path that make_fcontext builds into every new
  * context (it calls _exit). A jump whose return address is that path comes from a context
@@ -215,7 +213,7 @@ void *ctp_jump_fcontext_enter(void *to, void *vp, uint64_t *ret_slot)
 {
 	void *caller = (void *)*ret_slot;
 	__typeof__(jump_fcontext) *real_jump_fcontext =
-		REAL_FOR_CALLER(real_jump, jump_fcontext, caller);
+		CTP_REAL_FOR_CALLER(real_jump, jump_fcontext, caller);
 	struct ctp_thread *t = ctp_thread_get();
 #ifdef CTP_SWITCH_FLOOR
 	if (t && to) {
@@ -270,7 +268,7 @@ void *ctp_ontop_fcontext_enter(void *to, void *vp, fcontext_ontop_fn *fn_slot, u
 {
 	fcontext_ontop_fn fn = *fn_slot;
 	__typeof__(ontop_fcontext) *real_ontop_fcontext =
-		REAL_FOR_CALLER(real_ontop, ontop_fcontext, (void *)*ret_slot);
+		CTP_REAL_FOR_CALLER(real_ontop, ontop_fcontext, (void *)*ret_slot);
 	struct ctp_thread *t = ctp_thread_get();
 #ifdef CTP_SWITCH_FLOOR
 	if (t && to && fn) {
@@ -296,7 +294,7 @@ void *ctp_ontop_fcontext_enter(void *to, void *vp, fcontext_ontop_fn *fn_slot, u
 CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext_transfer))
 {
 	__typeof__(make_fcontext) *real_make_fcontext =
-		REAL_FOR_CALLER(real_make, make_fcontext, __builtin_return_address(0));
+		CTP_REAL_FOR_CALLER(real_make, make_fcontext, __builtin_return_address(0));
 	void *ctx = real_make_fcontext(sp, size, fn);
 	struct ctp_thread *t = ctp_thread_get();
 	if (!t || !ctx || size == 0)
@@ -305,7 +303,6 @@ CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext
 	if (CTP_UNLIKELY(!leaves_for_good_known(real_make_fcontext)))
 		note_exit_path((void *)real_make_fcontext);
 	uint64_t hi = (uint64_t)sp, lo = hi - size;
-	ctp_stackmap_retire_overlapping(t, lo, hi);
 	uint32_t idx = ctp_station_alloc();
 	if (idx == CTP_NO_STATION) {
 		errno = saved_errno;
@@ -314,11 +311,8 @@ CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext
 	struct ctp_coro_private *p = ctp_station_private(idx);
 	if (p)
 		p->start_data = NULL;
-	ctp_coro_begin(t, idx, ctp_coro_new_id(), CTP_KIND_FCONTEXT, (uint64_t)fn, lo, hi,
-		       CTP_STATE_CREATED, CTP_CREATED_HERE());
-	ctp_stackmap_add(idx, lo, hi);
-	ctp_stackmap_hint(t, (uint64_t)ctx, idx);
-	ctp_stack_base_note(lo);
+	ctp_coro_make(t, idx, ctp_coro_new_id(), CTP_KIND_FCONTEXT, (uint64_t)fn, lo, hi,
+		      (uint64_t)ctx, CTP_CREATED_HERE());
 	errno = saved_errno;
 	return ctx;
 }

@@ -45,4 +45,8 @@ static inline void *ctp_real_for_caller(struct ctp_real_cache *c, const char *na
 	return ctp_real_local_lookup(c, name, caller, self);
 }
 
+/* The real `name` for a call from `caller`, typed as the hook `name` is. */
+#define CTP_REAL_FOR_CALLER(cache, name, caller)                                                   \
+	((__typeof__(name) *)ctp_real_for_caller(&(cache), #name, (caller), (const void *)(name)))
+
 #endif

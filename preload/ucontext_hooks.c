@@ -269,13 +269,9 @@ CTP_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...)
 	}
 	uint64_t lo = (uint64_t)ucp->uc_stack.ss_sp;
 	uint64_t hi = lo + ucp->uc_stack.ss_size;
-	ctp_stackmap_retire_overlapping(t, lo, hi);
 	uint64_t coro = ctp_coro_new_id();
-	ctp_coro_begin(t, idx, coro, CTP_KIND_UCONTEXT, (uint64_t)fn, lo, hi, CTP_STATE_CREATED,
-		       CTP_CREATED_HERE());
-	ctp_stackmap_add(idx, lo, hi);
-	ctp_stackmap_hint(t, context_sp(ucp), idx);
-	ctp_stack_base_note(lo);
+	ctp_coro_make(t, idx, coro, CTP_KIND_UCONTEXT, (uint64_t)fn, lo, hi, context_sp(ucp),
+		      CTP_CREATED_HERE());
 
 	greg_t *r = ucp->uc_mcontext.gregs;
 	r[REG_R12] = (greg_t)fn;

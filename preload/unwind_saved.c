@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ctp/atomics.h"
+#include "ctp/saved_frame.h"
 #include "ctp/segment.h"
 #include "preload/crash.h"
 #include "preload/process.h"
@@ -69,21 +70,21 @@ static bool context_of(pid_t pid, uint32_t kind, uint64_t ctx, ucontext_t *uc)
 	if (kind == CTP_CTX_UCONTEXT)
 		return read_own(pid, ctx + offsetof(ucontext_t, uc_mcontext.gregs),
 				uc->uc_mcontext.gregs, sizeof(uc->uc_mcontext.gregs));
-	if (kind != CTP_CTX_FCONTEXT)
+	const struct ctp_saved_frame *f = ctp_saved_frame_of(kind);
+	if (!f)
 		return false;
-	/* Boost's frame (ctp/segment.h, CTP_CTX_FCONTEXT). */
-	uint64_t w[8];
-	if (!read_own(pid, ctx, w, sizeof(w)))
+	uint64_t w[CTP_SAVED_FRAME_MAX_WORDS];
+	if (!read_own(pid, ctx, w, 8u * f->words))
 		return false;
 	greg_t *g = uc->uc_mcontext.gregs;
-	g[REG_R12] = (greg_t)w[1];
-	g[REG_R13] = (greg_t)w[2];
-	g[REG_R14] = (greg_t)w[3];
-	g[REG_R15] = (greg_t)w[4];
-	g[REG_RBX] = (greg_t)w[5];
-	g[REG_RBP] = (greg_t)w[6];
-	g[REG_RIP] = (greg_t)w[7];
-	g[REG_RSP] = (greg_t)(ctx + 0x40);
+	g[REG_R12] = (greg_t)w[f->r12];
+	g[REG_R13] = (greg_t)w[f->r13];
+	g[REG_R14] = (greg_t)w[f->r14];
+	g[REG_R15] = (greg_t)w[f->r15];
+	g[REG_RBX] = (greg_t)w[f->rbx];
+	g[REG_RBP] = (greg_t)w[f->rbp];
+	g[REG_RIP] = (greg_t)w[f->rip];
+	g[REG_RSP] = (greg_t)(ctx + 8u * f->words);
 	return true;
 }
 

@@ -71,8 +71,8 @@ struct ctp_analysis_summary {
 	uint64_t missing_lines; /* lines the `end` line counts that are not in the trace (the
 				 * collector could not write them: a full disk) */
 	bool complete;		/* the trace was read whole (see docs/trace-format.md) */
-	bool live;	/* judged so far, the trace still being written (ctp_analysis_judge_so_far) */
-	bool has_end;	/* an `end` line was read */
+	bool live;    /* judged so far, the trace still being written (ctp_analysis_judge_so_far) */
+	bool has_end; /* an `end` line was read */
 	bool uncertain; /* loss, a cut, or a process without exit: findings may miss or be
 			 * wrong, see docs/report.md */
 	uint64_t idle;	/* coroutines idle at the end (see enum ctp_analysis_idle) */
@@ -171,7 +171,7 @@ struct ctp_analysis_coro {
 	uint64_t id;
 	uint32_t pid;
 	uint32_t tid;	   /* thread that created it */
-	const char *kind;  /* "thread", "ucontext", "fcontext", or NULL */
+	const char *kind;  /* "thread", "ucontext", "fcontext", "simgrid_raw", or NULL */
 	const char *entry; /* NULL if unknown */
 	uint64_t entry_addr, parent;
 	uint64_t created_ts;			  /* 0 if unknown */

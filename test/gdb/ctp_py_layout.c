@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <ucontext.h>
 
+#include "ctp/saved_frame.h"
 #include "ctp/segment.h"
 
 #define FIELD(prefix, type, field) printf("%s.%s %zu\n", prefix, #field, offsetof(type, field))
@@ -63,6 +64,7 @@ int main(void)
 	VALUE("kind.thread", CTP_KIND_THREAD);
 	VALUE("kind.ucontext", CTP_KIND_UCONTEXT);
 	VALUE("kind.fcontext", CTP_KIND_FCONTEXT);
+	VALUE("kind.simgrid_raw", CTP_KIND_SIMGRID_RAW);
 	VALUE("op.read", CTP_OP_READ);
 	VALUE("op.write", CTP_OP_WRITE);
 	VALUE("op.accept", CTP_OP_ACCEPT);
@@ -74,6 +76,15 @@ int main(void)
 	VALUE("wait.epoch_mask", CTP_WAIT_EPOCH_MASK);
 	VALUE("ctx.ucontext", CTP_CTX_UCONTEXT);
 	VALUE("ctx.fcontext", CTP_CTX_FCONTEXT);
+	VALUE("ctx.simgrid_raw", CTP_CTX_SIMGRID_RAW);
+	for (uint32_t kind = CTP_CTX_FCONTEXT; kind <= CTP_CTX_SIMGRID_RAW; kind++) {
+		const struct ctp_saved_frame *f = ctp_saved_frame_of(kind);
+		printf("frame.%u.words %u\n", kind, f->words);
+		printf("frame.%u.r12 %u\nframe.%u.r13 %u\nframe.%u.r14 %u\nframe.%u.r15 %u\n", kind,
+		       f->r12, kind, f->r13, kind, f->r14, kind, f->r15);
+		printf("frame.%u.rbx %u\nframe.%u.rbp %u\nframe.%u.rip %u\n", kind, f->rbx, kind,
+		       f->rbp, kind, f->rip);
+	}
 	VALUE("ucontext.gregs", offsetof(ucontext_t, uc_mcontext.gregs));
 	VALUE("greg.r12", REG_R12);
 	VALUE("greg.r13", REG_R13);

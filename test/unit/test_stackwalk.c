@@ -51,6 +51,26 @@ static void fcontext_frame_gives_its_registers(void **state)
 	assert_false(ctp_regs_from_context(fake_read, &m, CTP_CTX_NONE, 0x7000, &r));
 }
 
+static void simgrid_raw_frame_gives_its_registers(void **state)
+{
+	(void)state;
+	/* raw_swapcontext's pushes, last first: r15, r14, r13, r12, rbx, rbp, r9, r8, rcx, rdx,
+	 * rsi, rdi, then the return address. */
+	uint64_t frame[13] = {15, 14, 13, 12, 3, 6, 9, 8, 1, 2, 4, 5, 0x405678};
+	struct fake_mem m = {.base = 0x9000, .bytes = frame, .len = sizeof(frame)};
+	struct ctp_regs r;
+	assert_true(ctp_regs_from_context(fake_read, &m, CTP_CTX_SIMGRID_RAW, 0x9000, &r));
+	assert_int_equal(r.r12, 12);
+	assert_int_equal(r.r13, 13);
+	assert_int_equal(r.r14, 14);
+	assert_int_equal(r.r15, 15);
+	assert_int_equal(r.rbx, 3);
+	assert_int_equal(r.rbp, 6);
+	assert_int_equal(r.rip, 0x405678);
+	assert_int_equal(r.rsp, 0x9068);
+	assert_false(ctp_regs_from_context(fake_read, &m, CTP_CTX_SIMGRID_RAW, 0x9008, &r));
+}
+
 enum { STACK = 64 * 1024 };
 static ucontext_t main_ctx, co_ctx;
 static char co_stack[STACK] __attribute__((aligned(16)));
@@ -114,6 +134,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fcontext_frame_gives_its_registers),
+		cmocka_unit_test(simgrid_raw_frame_gives_its_registers),
 		cmocka_unit_test(walks_a_suspended_coroutine_of_a_live_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
