@@ -155,9 +155,9 @@ struct ctp_station {
 	uint64_t saved_ctx;
 	uint32_t ctx_kind;   /* enum ctp_ctx_kind */
 	uint32_t stack_kind; /* enum ctp_stack_kind: what frames[] holds */
-	/* Preload-private (the collector ignores them): the suspend points (call site and stack
-	 * depth) this coroutine's stack was last unwound at, on the switch itself. */
-	uint64_t unwound_at[2];
+	/* Preload-private (the collector ignores them): hashes of the suspend points (call site and
+	 * stack depth) this coroutine's stack was last unwound at, on the switch itself. */
+	uint32_t unwound_at[4];
 	uint64_t frames[]; /* latest suspend stack, innermost first */
 };
 

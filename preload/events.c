@@ -51,7 +51,7 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	CTP_STORE_RELAXED(&s->ctx_kind, CTP_CTX_NONE);
 	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
 	CTP_STORE_RELAXED(&s->stack_len, 0);
-	s->unwound_at[0] = s->unwound_at[1] = 0;
+	memset(s->unwound_at, 0, sizeof(s->unwound_at));
 	ctp_station_write_end(s, seq);
 
 	uint32_t size = sizeof(struct ctp_rec_create) + 8 * n;

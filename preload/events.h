@@ -44,18 +44,28 @@ struct ctp_suspend_point {
  * coroutine of station s suspends or waits at this place (call site, and the stack's depth
  * there, which tells apart most paths that lead to one call site), so that the history shows
  * every coroutine's functions at least once at each place it waits, while a coroutine that
- * waits again and again at the same place (a loop) costs only its call site. What is not
+ * waits again and again at the same places (a loop) costs only its call site. What is not
  * unwound here is unwound later from the saved context if the coroutine stays suspended (and
  * checked there against memory: two callers can reach a call site at the same depth). Only
- * the thread running the coroutine touches unwound_at. */
+ * the thread running the coroutine touches unwound_at.
+ *
+ * The last four places are kept, as 32-bit hashes in the bytes two whole keys took: a SimGrid
+ * actor that sends and receives waits at four places in turn, and with two kept every one of
+ * its suspends was a first time and walked (a fifth of its run in libunwind). A hash that
+ * meets another place's skips one first walk; the place's stack is still unwound later if the
+ * coroutine stays there. */
 static inline __attribute__((always_inline)) bool
 ctp_first_time_here(struct ctp_station *s, uint64_t call_site, uint64_t depth)
 {
-	uint64_t key = call_site ^ (depth << 16);
-	if (__builtin_expect(key == s->unwound_at[0] || key == s->unwound_at[1], 1))
+	uint32_t key = (uint32_t)(((call_site ^ (depth << 16)) * 0x9e3779b97f4a7c15ull) >> 32) | 1;
+	uint32_t *seen = s->unwound_at;
+	if (__builtin_expect(key == seen[0] || key == seen[1] || key == seen[2] || key == seen[3],
+			     1))
 		return false;
-	s->unwound_at[1] = s->unwound_at[0];
-	s->unwound_at[0] = key;
+	seen[3] = seen[2];
+	seen[2] = seen[1];
+	seen[1] = seen[0];
+	seen[0] = key;
 	return true;
 }
 
