@@ -73,16 +73,6 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	ctp_thread_leave(t, state_before);
 }
 
-void ctp_coro_make(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind, uint64_t entry,
-		   uint64_t lo, uint64_t hi, uint64_t first_sp, uint64_t call_site, uint64_t slot)
-{
-	ctp_stackmap_retire_overlapping(t, lo, hi);
-	ctp_coro_begin(t, idx, coro, kind, entry, lo, hi, CTP_STATE_CREATED, call_site, slot);
-	ctp_stackmap_add(idx, lo, hi);
-	ctp_stackmap_hint(t, first_sp, idx);
-	ctp_stack_base_note(lo);
-}
-
 static void station_exit(struct ctp_station *s, uint64_t now)
 {
 	uint32_t seq = ctp_station_write_begin(s);

@@ -20,13 +20,6 @@ static inline uint64_t ctp_coro_new_id(void)
 CTP_HIDDEN void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
 			       uint64_t entry, uint64_t stack_lo, uint64_t stack_hi, uint32_t state,
 			       uint64_t call_site, uint64_t slot);
-/* A coroutine made on the stack [lo, hi) by a make hook (makecontext, make_fcontext,
- * raw_makecontext), in station idx: the coroutines whose stacks it overlaps have ended, it begins
- * CREATED, the stack map knows its stack (and the thread that its first resume goes to first_sp),
- * and the free hook its base. */
-CTP_HIDDEN void ctp_coro_make(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t kind,
-			      uint64_t entry, uint64_t lo, uint64_t hi, uint64_t first_sp,
-			      uint64_t call_site, uint64_t slot);
 /* The call_site and slot of ctp_coro_begin, in the hook that creates the coroutine. */
 #define CTP_CREATED_HERE()                                                                         \
 	(uint64_t) __builtin_return_address(0), (uint64_t)__builtin_frame_address(0) + 8

@@ -20,6 +20,7 @@
 #include "ctp/atomics.h"
 #include "ctp/segment.h"
 #include "preload/compiler.h"
+#include "preload/coro_make.h"
 #include "preload/events.h"
 #include "preload/process.h"
 #include "preload/real_lookup.h"
@@ -303,16 +304,12 @@ CTP_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(struct fcontext
 	if (CTP_UNLIKELY(!leaves_for_good_known(real_make_fcontext)))
 		note_exit_path((void *)real_make_fcontext);
 	uint64_t hi = (uint64_t)sp, lo = hi - size;
-	uint32_t idx = ctp_station_alloc();
-	if (idx == CTP_NO_STATION) {
-		errno = saved_errno;
-		return ctx;
-	}
-	struct ctp_coro_private *p = ctp_station_private(idx);
+	uint32_t idx = ctp_coro_make(t, ctp_coro_new_id(), CTP_KIND_FCONTEXT, (uint64_t)fn, lo, hi,
+				     (uint64_t)ctx, CTP_CREATED_HERE());
+	/* Its first resume hands it its start data (switch_to): none yet. */
+	struct ctp_coro_private *p = idx != CTP_NO_STATION ? ctp_station_private(idx) : NULL;
 	if (p)
 		p->start_data = NULL;
-	ctp_coro_make(t, idx, ctp_coro_new_id(), CTP_KIND_FCONTEXT, (uint64_t)fn, lo, hi,
-		      (uint64_t)ctx, CTP_CREATED_HERE());
 	errno = saved_errno;
 	return ctx;
 }

@@ -19,6 +19,7 @@
 
 #include "ctp/segment.h"
 #include "preload/compiler.h"
+#include "preload/coro_make.h"
 #include "preload/events.h"
 #include "preload/process.h"
 #include "preload/real_lookup.h"
@@ -85,12 +86,9 @@ CTP_EXPORT void *raw_makecontext(void *stack, int size, raw_entry_fn entry, void
 	if (!t || !ctx || size <= 0)
 		return ctx;
 	int saved_errno = errno;
-	uint32_t idx = ctp_station_alloc();
-	if (idx != CTP_NO_STATION) {
-		uint64_t lo = (uint64_t)stack;
-		ctp_coro_make(t, idx, ctp_coro_new_id(), CTP_KIND_SIMGRID_RAW, (uint64_t)entry, lo,
-			      lo + (uint64_t)size, (uint64_t)ctx, CTP_CREATED_HERE());
-	}
+	uint64_t lo = (uint64_t)stack;
+	ctp_coro_make(t, ctp_coro_new_id(), CTP_KIND_SIMGRID_RAW, (uint64_t)entry, lo,
+		      lo + (uint64_t)size, (uint64_t)ctx, CTP_CREATED_HERE());
 	errno = saved_errno;
 	return ctx;
 }

@@ -19,6 +19,7 @@
 #include "ctp/atomics.h"
 #include "ctp/segment.h"
 #include "preload/compiler.h"
+#include "preload/coro_make.h"
 #include "preload/events.h"
 #include "preload/process.h"
 #include "preload/real.h"
@@ -262,16 +263,16 @@ CTP_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...)
 	va_end(ap);
 
 	struct ctp_thread *t = ctp_thread_get();
-	uint32_t idx = t ? ctp_station_alloc() : CTP_NO_STATION;
+	uint64_t lo = (uint64_t)ucp->uc_stack.ss_sp;
+	uint64_t hi = lo + ucp->uc_stack.ss_size;
+	uint64_t coro = t ? ctp_coro_new_id() : 0;
+	uint32_t idx = t ? ctp_coro_make(t, coro, CTP_KIND_UCONTEXT, (uint64_t)fn, lo, hi,
+					 context_sp(ucp), CTP_CREATED_HERE())
+			 : CTP_NO_STATION;
 	if (idx == CTP_NO_STATION) {
 		errno = saved_errno;
 		return;
 	}
-	uint64_t lo = (uint64_t)ucp->uc_stack.ss_sp;
-	uint64_t hi = lo + ucp->uc_stack.ss_size;
-	uint64_t coro = ctp_coro_new_id();
-	ctp_coro_make(t, idx, coro, CTP_KIND_UCONTEXT, (uint64_t)fn, lo, hi, context_sp(ucp),
-		      CTP_CREATED_HERE());
 
 	greg_t *r = ucp->uc_mcontext.gregs;
 	r[REG_R12] = (greg_t)fn;
