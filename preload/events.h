@@ -50,6 +50,7 @@ struct ctp_suspend_point {
 static inline __attribute__((always_inline)) bool
 ctp_first_time_here(struct ctp_station *s, uint64_t call_site, uint64_t depth)
 {
+	/* Never 0, which is an empty slot. */
 	uint32_t key = (uint32_t)(((call_site ^ (depth << 16)) * 0x9e3779b97f4a7c15ull) >> 32) | 1;
 	uint32_t *seen = s->unwound_at;
 	if (__builtin_expect(key == seen[0] || key == seen[1] || key == seen[2] || key == seen[3],

@@ -131,10 +131,9 @@ switch_to(struct ctp_thread *t, void *to, void *vp, uint32_t how, const uint64_t
 	ctp_switch_from(t, idx, s, how, CTP_STATE_SUSPENDED, at, now);
 }
 
-static struct ctp_real_cache real_jump, real_ontop, real_make;
-
-/* The real functions are looked up per caller (CTP_REAL_FOR_CALLER): in the global scope, or in
+/* The real functions, looked up per caller (CTP_REAL_FOR_CALLER): in the global scope, or in
  * the calling library's own when Boost.Context was loaded with it RTLD_LOCAL (real_lookup.c). */
+static struct ctp_real_cache real_jump, real_ontop, real_make;
 
 /* Where a context function returns to: the exit path that make_fcontext builds into every new
  * context (it calls _exit). A jump whose return address is that path comes from a context

@@ -49,10 +49,9 @@ __asm__(CTP_SWITCH_STUB_PROLOGUE("raw_swapcontext")
 	CTP_SWITCH_STUB_EPILOGUE("raw_swapcontext"));
 /* clang-format on */
 
-static struct ctp_real_cache real_swap, real_make;
-
-/* The real functions are looked up per caller (CTP_REAL_FOR_CALLER): libsimgrid may be loaded
+/* The real functions, looked up per caller (CTP_REAL_FOR_CALLER): libsimgrid may be loaded
  * RTLD_LOCAL (real_lookup.c). */
+static struct ctp_real_cache real_swap, real_make;
 
 void *ctp_raw_swapcontext_enter(void **old, void *to, uint64_t *ret_slot)
 {

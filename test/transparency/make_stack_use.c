@@ -30,14 +30,20 @@ static void child_body_f(transfer_t from)
 	jump_fcontext(from.fctx, NULL);
 }
 
+/* A ucontext coroutine on stack, running fn, back to link when fn returns. */
+static void make_u(ucontext_t *c, unsigned char *stack, ucontext_t *link, void (*fn)(void))
+{
+	getcontext(c);
+	c->uc_stack.ss_sp = stack;
+	c->uc_stack.ss_size = STACK;
+	c->uc_link = link;
+	makecontext(c, fn, 0);
+}
+
 /* The maker: one child made and run to its first suspend, then back to main. */
 static void maker_u(void)
 {
-	getcontext(&u_child);
-	u_child.uc_stack.ss_sp = child_stack;
-	u_child.uc_stack.ss_size = STACK;
-	u_child.uc_link = &u_maker;
-	makecontext(&u_child, child_body_u, 0);
+	make_u(&u_child, child_stack, &u_maker, child_body_u);
 	swapcontext(&u_maker, &u_child);
 	swapcontext(&u_maker, &u_main);
 }
@@ -58,11 +64,7 @@ int main(int argc, char **argv)
 		fcontext_t maker = make_fcontext(maker_stack + STACK, STACK, maker_f);
 		jump_fcontext(maker, NULL);
 	} else {
-		getcontext(&u_maker);
-		u_maker.uc_stack.ss_sp = maker_stack;
-		u_maker.uc_stack.ss_size = STACK;
-		u_maker.uc_link = &u_main;
-		makecontext(&u_maker, maker_u, 0);
+		make_u(&u_maker, maker_stack, &u_main, maker_u);
 		swapcontext(&u_main, &u_maker);
 	}
 	size_t untouched = 0;
