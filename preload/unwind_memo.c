@@ -3,28 +3,16 @@
 #include "preload/unwind_memo.h"
 
 /* The set of a place. */
-static struct ctp_unwind_memo_entry *set_for(struct ctp_unwind_memo *m, uint64_t call_site,
-					     uint32_t depth)
+static uint32_t set_of(uint64_t call_site, uint32_t depth)
 {
 	uint64_t h = (call_site ^ ((uint64_t)depth << 24)) * 0x9e3779b97f4a7c15ull;
-	return m->entry[(h >> 32) % CTP_UNWIND_MEMO_SETS];
+	return (uint32_t)((h >> 32) % CTP_UNWIND_MEMO_SETS);
 }
 
 static inline bool is_place(const struct ctp_unwind_memo_entry *e, uint64_t call_site,
 			    uint32_t depth)
 {
 	return e->call_site == call_site && e->depth == depth;
-}
-
-/* The entry of a place in its set, NULL when the set does not hold it. */
-static struct ctp_unwind_memo_entry *entry_of(struct ctp_unwind_memo *m, uint64_t call_site,
-					      uint32_t depth)
-{
-	struct ctp_unwind_memo_entry *set = set_for(m, call_site, depth);
-	for (int w = 0; w < CTP_UNWIND_MEMO_WAYS; w++)
-		if (is_place(&set[w], call_site, depth))
-			return &set[w];
-	return NULL;
 }
 
 /* The word at addr, a slot of the stack walked (below its top, checked by the callers). */
@@ -42,6 +30,17 @@ static uint32_t depth_of(uint64_t slot, uint64_t top)
 	return (uint32_t)(top - slot);
 }
 
+/* Whether the first n frames of e lie in the stack whose call site is at slot, where the walk
+ * found them. Each offset is below the depth noted, which is this stack's: every read is in
+ * it. */
+static inline bool in_memory(const struct ctp_unwind_memo_entry *e, uint64_t slot, uint32_t n)
+{
+	for (uint32_t k = 1; k < n; k++)
+		if (word_at(slot + e->offset[k]) != e->frames[k])
+			return false;
+	return true;
+}
+
 uint32_t ctp_unwind_memo_find(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top, uint32_t max,
 			      const uint64_t **frames)
 {
@@ -49,16 +48,57 @@ uint32_t ctp_unwind_memo_find(struct ctp_unwind_memo *m, uint64_t slot, uint64_t
 	if (depth == 0)
 		return 0;
 	uint64_t call_site = word_at(slot);
-	const struct ctp_unwind_memo_entry *e = entry_of(m, call_site, depth);
-	if (!e || e->n == 0)
-		return 0;
-	uint32_t n = e->n < max ? e->n : max;
-	/* Each offset is below the depth noted, which is this stack's: every read is in it. */
-	for (uint32_t k = 1; k < n; k++)
-		if (word_at(slot + e->offset[k]) != e->frames[k])
-			return 0;
-	*frames = e->frames;
-	return n;
+	const struct ctp_unwind_memo_entry *set = m->entry[set_of(call_site, depth)];
+	for (int w = 0; w < CTP_UNWIND_MEMO_WAYS; w++) {
+		const struct ctp_unwind_memo_entry *e = &set[w];
+		if (!is_place(e, call_site, depth) || e->n == 0)
+			continue;
+		uint32_t n = e->n < max ? e->n : max;
+		if (in_memory(e, slot, n)) {
+			*frames = e->frames;
+			return n;
+		}
+	}
+	return 0;
+}
+
+static bool same(const uint64_t *a, const uint64_t *b, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (a[k] != b[k])
+			return false;
+	return true;
+}
+
+/* A way of the set for a place not in it: an empty one, else each in turn. */
+static struct ctp_unwind_memo_entry *take_way(struct ctp_unwind_memo *m, uint32_t set)
+{
+	for (int w = 0; w < CTP_UNWIND_MEMO_WAYS; w++)
+		if (m->entry[set][w].call_site == 0)
+			return &m->entry[set][w];
+	uint32_t w = m->next_taken[set]++ % CTP_UNWIND_MEMO_WAYS;
+	return &m->entry[set][w];
+}
+
+/* Remembers the walked stack in e, with where each return address lies above the call site's
+ * slot; leaves e not remembered (n = 0) if one is not in this stack (a frame the walk made up). */
+static void remember(struct ctp_unwind_memo_entry *e, uint64_t slot, uint64_t top,
+		     const uint64_t *frames, uint32_t n)
+{
+	e->n = 0;
+	uint64_t at = slot;
+	for (uint32_t k = 1; k < n; k++) {
+		do
+			at += 8;
+		while (at + 8 <= top && word_at(at) != frames[k]);
+		if (at + 8 > top)
+			return;
+		e->frames[k] = frames[k];
+		e->offset[k] = (uint32_t)(at - slot);
+	}
+	e->frames[0] = frames[0];
+	e->offset[0] = 0;
+	e->n = n;
 }
 
 void ctp_unwind_memo_note(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top,
@@ -67,33 +107,31 @@ void ctp_unwind_memo_note(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top
 	uint32_t depth = n ? depth_of(slot, top) : 0;
 	if (depth == 0 || word_at(slot) != frames[0])
 		return;
-	struct ctp_unwind_memo_entry *e = entry_of(m, frames[0], depth);
-	if (!e || e->n != 0) {
-		/* A place walked for the first time, or one whose stack was not the one in
-		 * memory: noted; remembered if it is walked again. A new place goes first in its
-		 * set, and the set's other place, the one noted less lately, makes way. */
-		_Static_assert(CTP_UNWIND_MEMO_WAYS == 2, "a new place moves the first one second");
-		if (!e) {
-			struct ctp_unwind_memo_entry *set = set_for(m, frames[0], depth);
-			set[1] = set[0];
-			e = &set[0];
-		}
-		e->call_site = frames[0];
-		e->depth = depth;
+	uint32_t set = set_of(frames[0], depth);
+	struct ctp_unwind_memo_entry *walked_once = NULL, *same_frames = NULL;
+	bool has_stacks = false;
+	for (int w = 0; w < CTP_UNWIND_MEMO_WAYS; w++) {
+		struct ctp_unwind_memo_entry *e = &m->entry[set][w];
+		if (!is_place(e, frames[0], depth))
+			continue;
+		if (e->n == 0)
+			walked_once = e;
+		has_stacks |= e->n != 0;
+		if (e->n == n && same(e->frames, frames, n))
+			same_frames = e;
+	}
+	/* The place's second walk, or another stack at a place remembered already (it was
+	 * walked because none of the place's stacks is the one in memory): remembered. The same
+	 * frames found elsewhere in memory (a return address that a local variable held too)
+	 * are remembered where they were, not once more. A place walked for the first time is
+	 * only noted, so that places seen once cost no search. */
+	struct ctp_unwind_memo_entry *e = walked_once	? walked_once
+					  : same_frames ? same_frames
+							: take_way(m, set);
+	e->call_site = frames[0];
+	e->depth = depth;
+	if (walked_once || has_stacks)
+		remember(e, slot, top, frames, n);
+	else
 		e->n = 0;
-		return;
-	}
-	uint64_t at = slot;
-	for (uint32_t k = 1; k < n; k++) {
-		do
-			at += 8;
-		while (at + 8 <= top && word_at(at) != frames[k]);
-		if (at + 8 > top)
-			return; /* not in this stack (a frame the walk made up): not remembered */
-		e->frames[k] = frames[k];
-		e->offset[k] = (uint32_t)(at - slot);
-	}
-	e->frames[0] = frames[0];
-	e->offset[0] = 0;
-	e->n = n;
 }

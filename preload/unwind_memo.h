@@ -23,13 +23,16 @@
 #include "ctp/segment.h"
 #include "preload/compiler.h"
 
-/* Sets of two places, chosen by a hash of the call site and depth; the most recent first. With
- * one place a set (32 sets), two places that a program suspends at over and over and whose
- * hashes met pushed each other out at every walk, and were walked each time: where they meet
- * moves with the addresses the libraries load at, so one run in three or so of a program that
- * makes a coroutine per request walked thousands of stacks instead of dozens (skynet 10^4:
- * 3,357 walks against 31, from a build whose only change was the preload's size). */
-enum { CTP_UNWIND_MEMO_SETS = 32, CTP_UNWIND_MEMO_WAYS = 2 };
+/* Sets of four places, chosen by a hash of the call site and depth. With one place a set (32
+ * sets), two places that a program suspends at over and over and whose hashes met pushed each
+ * other out at every walk, and were walked each time: where they meet moves with the addresses
+ * the libraries load at, so one run in three or so of a program that makes a coroutine per
+ * request walked thousands of stacks instead of dozens (skynet 10^4: 3,357 walks against 31,
+ * from a build whose only change was the preload's size). A place may hold more than one stack:
+ * requests that reach one call site at one depth through other callers (two handlers whose
+ * frames are alike) each have theirs, where one stack a place had every such request walked
+ * (libunwind, ~1,000 instructions) when the one before it had come the other way. */
+enum { CTP_UNWIND_MEMO_SETS = 32, CTP_UNWIND_MEMO_WAYS = 4 };
 
 /* A place: a call site at a depth (bytes from the call site's slot to the stack's top). */
 struct ctp_unwind_memo_entry {
@@ -43,6 +46,7 @@ struct ctp_unwind_memo_entry {
 
 struct ctp_unwind_memo {
 	struct ctp_unwind_memo_entry entry[CTP_UNWIND_MEMO_SETS][CTP_UNWIND_MEMO_WAYS];
+	uint8_t next_taken[CTP_UNWIND_MEMO_SETS]; /* the way a full set gives up next, in turn */
 };
 
 /* The stack remembered for a suspend whose call site lies at `slot` in a stack whose top is
@@ -51,7 +55,8 @@ struct ctp_unwind_memo {
 CTP_HIDDEN uint32_t ctp_unwind_memo_find(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top,
 					 uint32_t max, const uint64_t **frames);
 /* After a walk of such a suspend (frames[0] is the call site, read from `slot`): notes the place,
- * and at its second walk remembers the stack where its return addresses are found. */
+ * and at its second walk remembers the stack where its return addresses are found; a place that
+ * has stacks remembered already, none of them the one in memory now, remembers this one too. */
 CTP_HIDDEN void ctp_unwind_memo_note(struct ctp_unwind_memo *m, uint64_t slot, uint64_t top,
 				     const uint64_t *frames, uint32_t n);
 

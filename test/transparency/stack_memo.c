@@ -1,14 +1,15 @@
-/* Coroutines made alike that suspend once each at one place, through two callers in turn by
- * groups: the tracer checks stacks it remembered against the words of each new coroutine's
- * stack. It only reads them: every word of a local array kept on the stack across the suspend
- * is unchanged after it, and so is errno, set to a sentinel before each switch. */
+/* Coroutines made alike that suspend once each at one place, through two callers in turn: by
+ * groups of GROUP for the first half, then one by one (requests of two kinds, interleaved). The
+ * tracer checks stacks it remembered against the words of each new coroutine's stack, and keeps
+ * one for each caller. It only reads them: every word of a local array kept on the stack across
+ * the suspend is unchanged after it, and so is errno, set to a sentinel before each switch. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <ucontext.h>
 
-enum { COROUTINES = 200, GROUP = 25, STACK_SIZE = 64 * 1024, WORDS = 64, SENTINEL = 4242 };
+enum { COROUTINES = 400, GROUP = 25, STACK_SIZE = 64 * 1024, WORDS = 64, SENTINEL = 4242 };
 #define NOINLINE __attribute__((noinline))
 
 static ucontext_t main_ctx;
@@ -63,7 +64,7 @@ int main(void)
 		uintptr_t self = (uintptr_t)&ctx[next];
 		makecontext(&ctx[next], (void (*)(void))entry, 2, (unsigned)self,
 			    (unsigned)(self >> 32));
-		use_second = (next / GROUP) % 2;
+		use_second = next < COROUTINES / 2 ? (next / GROUP) % 2 : next % 2;
 		errno = SENTINEL;
 		swapcontext(&main_ctx, &ctx[next]);
 		changed_errno += errno != SENTINEL;
