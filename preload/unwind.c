@@ -163,10 +163,12 @@ static void walk_on_walk_stack(void *arg)
 
 /* A walk from the caller of the caller, run on the walk stack: its first frames are
  * walk_on_walk_stack, ctp_on_walk_stack and the caller. Fills the thread's walk area; returns
- * how many frames, 0 when it cannot walk. */
-static __attribute__((always_inline)) inline int walk(struct ctp_walk_area **area, int max)
+ * how many frames, 0 when it cannot walk. `known`: whether the stack walked has known bounds
+ * (known_stack_top). */
+static __attribute__((always_inline)) inline int walk(struct ctp_walk_area **area, int max,
+						      bool known)
 {
-	if (!unw_backtrace_fn || !known_stack_top((uint64_t)__builtin_frame_address(0)))
+	if (!unw_backtrace_fn || !known)
 		return 0;
 	struct ctp_thread *t = &ctp_tls_thread;
 	struct walk w = {.area = ctp_walk_area_get(t), .max = max};
@@ -187,7 +189,8 @@ __attribute__((noinline)) uint32_t ctp_unwind(const uint64_t **frames, uint32_t 
 	skip += WALK_STACK_FRAMES + 1; /* and this function's own frame */
 	if (skip > CTP_WALK_OWN_FRAMES_MAX)
 		skip = CTP_WALK_OWN_FRAMES_MAX;
-	int n = walk(&area, (int)(max + skip));
+	int n = walk(&area, (int)(max + skip),
+		     known_stack_top((uint64_t)__builtin_frame_address(0)));
 	if (n <= (int)skip)
 		return 0;
 	*frames = (const uint64_t *)&area->frames[skip];
@@ -218,8 +221,11 @@ __attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint
 	uint32_t n = memo ? ctp_unwind_memo_find(&memo->memo, slot, top, max, frames) : 0;
 	if (n)
 		return n;
-	n = from_call_site(area, walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX)), frames, max,
-			   call_site);
+	/* The stack walked is the one that holds slot, known or not, also when this runs on the
+	 * walk stack (a coroutine's making, coro_make.h), whose frames link back into it. */
+	bool known = slot ? top != 0 : known_stack_top((uint64_t)__builtin_frame_address(0)) != 0;
+	n = from_call_site(area, walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX), known), frames,
+			   max, call_site);
 	if (n && memo)
 		ctp_unwind_memo_note(&memo->memo, slot, top, *frames, n);
 	return n;
