@@ -7,19 +7,20 @@
  *
  * The block freed holds the stack, and may begin a little before it (at most HEADER_MAX: libpcl
  * puts its coroutine record first), or a page before a page-aligned one (SimGrid puts a guard page
- * first). free() is among the hottest calls of a program (pdns-recursor makes 62 a query): the
- * hook reads one byte that says whether the block's set of a small table of the stack bases
- * coroutines were made with (keyed by page) is in use, and jumps to the real free without a frame
- * of its own. A base in the first HEADER_MAX bytes of its page is noted under the page before too,
- * where a block that holds it may begin (a header's, or a guard page's). Each set has BASE_WAYS
- * places: stacks 16 or 32 MiB apart land in one set (the key folds the page number's high bits
- * onto its low ones), and with one place a second base pushed the first out, whose coroutine was
- * then never seen freed (Asio's spawn on glibc's malloc: 2 or 3 of 101 coroutines left suspended
- * at the end). A coroutine's base leaves the table when the coroutine ends however it ends
- * (ctp_stack_base_forget), so the places hold live coroutines' bases: a new base goes to a free
- * place, and only when every place is taken (more live coroutines than places) is one pushed out,
- * whose coroutine then ends when its stack is reused instead. A candidate is checked further
- * against the block's size. */
+ * first), or several (SimGrid's contexts/guard-size, a guard that an mprotect(PROT_NONE) of this
+ * thread made just before the coroutine was: its length is kept with the base). free() is among the
+ * hottest calls of a program (pdns-recursor makes 62 a query): the hook reads one byte that says
+ * whether the block's set of a small table of the stack bases coroutines were made with (keyed by
+ * page) is in use, and jumps to the real free without a frame of its own. A base in the first
+ * HEADER_MAX bytes of its page is noted under the page before too, where a block that holds it may
+ * begin (a header's, or a guard page's). Each set has BASE_WAYS places: stacks 16 or 32 MiB apart
+ * land in one set (the key folds the page number's high bits onto its low ones), and with one place
+ * a second base pushed the first out, whose coroutine was then never seen freed (Asio's spawn on
+ * glibc's malloc: 2 or 3 of 101 coroutines left suspended at the end). A coroutine's base leaves
+ * the table when the coroutine ends however it ends (ctp_stack_base_forget), so the places hold
+ * live coroutines' bases: a new base goes to a free place, and only when every place is taken (more
+ * live coroutines than places) is one pushed out, whose coroutine then ends when its stack is
+ * reused instead. A candidate is checked further against the block's size. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -42,6 +43,22 @@ static uint8_t set_used[BASE_SETS];
 
 enum { PAGE_SHIFT = 12, PAGE_SIZE = 1 << PAGE_SHIFT, HEADER_MAX = 2048 };
 
+/* A place holds a base, and in the bits above user-space addresses the pages of the guard
+ * before it when there is one of two pages or more (0 otherwise): where else it is noted, and
+ * where its block may begin. */
+enum { GUARD_SHIFT = 48, GUARD_PAGES_MAX = 4096 };
+#define BASE_MASK ((UINT64_C(1) << GUARD_SHIFT) - 1)
+
+static inline uint64_t base_of(uint64_t place)
+{
+	return place & BASE_MASK;
+}
+
+static inline uint64_t guard_bytes_of(uint64_t place)
+{
+	return (place >> GUARD_SHIFT) << PAGE_SHIFT;
+}
+
 /* transparency/stack_bases_one_set.c computes the same key to make stacks that share a set:
  * a change here is made there too. */
 static inline uint32_t base_set(uint64_t p)
@@ -50,14 +67,16 @@ static inline uint32_t base_set(uint64_t p)
 	return (uint32_t)(page ^ (page >> 12)) & (BASE_SETS - 1);
 }
 
-/* Whether base may lie at the start of a block that begins at p: base >= p, and close (never
- * for an empty place, 0); or one guard page after p, where the base is page-aligned: SimGrid
- * takes a stack from posix_memalign, makes its first page PROT_NONE, and hands makecontext (or
- * make_fcontext) the rest. Such a base is at the start of its page, so it is noted under the
- * page before too, the block's. */
-static inline bool starts_block(uint64_t base, uint64_t p)
+/* Whether the base of `place` may lie at the start of a block that begins at p: base >= p, and
+ * close (never for an empty place, 0); or one guard page after p, or its guard's pages, where the
+ * base is page-aligned: SimGrid takes a stack from posix_memalign, makes its first pages
+ * PROT_NONE, and hands makecontext (or make_fcontext) the rest. Such a base is at the start of
+ * its page, so it is noted under the page before too, and under its guard's first page. */
+static inline bool starts_block(uint64_t place, uint64_t p)
 {
-	return base - p < HEADER_MAX || (base - p == PAGE_SIZE && base % PAGE_SIZE == 0);
+	uint64_t base = base_of(place), guard = guard_bytes_of(place);
+	return base - p < HEADER_MAX ||
+	       (base % PAGE_SIZE == 0 && (base - p == PAGE_SIZE || (guard && base - p == guard)));
 }
 
 static inline bool may_hold_base(uint64_t p)
@@ -108,6 +127,29 @@ static void note_in(uint32_t set, uint64_t lo)
 	__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
 }
 
+/* The ranges the thread's last mprotect(PROT_NONE) calls made guards: a coroutine made on a stack
+ * right above one has its block begin there. A few, for a program that makes its guarded stacks
+ * first and its coroutines on them next. Apart from the thread's state, which its first traced
+ * call sets up (SimGrid makes the guard of its first actor before that). */
+enum { GUARDS_KEPT = 8 };
+static __thread struct {
+	uint64_t lo[GUARDS_KEPT], hi[GUARDS_KEPT];
+	uint32_t next;
+} guards __attribute__((tls_model("initial-exec")));
+
+/* The pages of the guard right below a page-aligned base, if one of the thread's last
+ * mprotect(PROT_NONE) calls made one of two pages or more ending there; 0 otherwise. */
+static uint64_t guard_pages_below(uint64_t lo)
+{
+	if (lo % PAGE_SIZE)
+		return 0;
+	for (int i = 0; i < GUARDS_KEPT; i++)
+		if (guards.hi[i] == lo && lo - guards.lo[i] >= 2 * PAGE_SIZE &&
+		    lo - guards.lo[i] <= (uint64_t)GUARD_PAGES_MAX * PAGE_SIZE)
+			return (lo - guards.lo[i]) >> PAGE_SHIFT;
+	return 0;
+}
+
 void ctp_stack_base_note(uint64_t lo)
 {
 	/* Looked up here, when a coroutine is made, never inside free: dlsym may free. */
@@ -118,38 +160,47 @@ void ctp_stack_base_note(uint64_t lo)
 				 __ATOMIC_RELAXED);
 		errno = saved_errno;
 	}
-	note_in(base_set(lo), lo);
+	uint64_t guard_pages = guard_pages_below(lo);
+	uint64_t place = lo | guard_pages << GUARD_SHIFT;
+	note_in(base_set(lo), place);
 	if (noted_twice(lo))
-		note_in(base_set(lo - PAGE_SIZE), lo);
+		note_in(base_set(lo - PAGE_SIZE), place);
+	if (guard_pages)
+		note_in(base_set(lo - guard_bytes_of(place)), place);
 }
 
-static void forget_in(uint32_t set, uint64_t base)
+/* Takes base's place out of the set; returns the place it held (its guard with it), 0 if none
+ * was there. */
+static uint64_t forget_in(uint32_t set, uint64_t base)
 {
-	bool took = false;
+	uint64_t took = 0;
 	for (int w = 0; w < BASE_WAYS; w++) {
 		/* A locked instruction only where the place holds this base. */
-		uint64_t expected = base;
-		if (__atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED) == base)
-			took |= __atomic_compare_exchange_n(&stack_bases[set][w], &expected, 0,
-							    false, __ATOMIC_RELAXED,
-							    __ATOMIC_RELAXED);
+		uint64_t place = __atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED);
+		if (place && base_of(place) == base &&
+		    __atomic_compare_exchange_n(&stack_bases[set][w], &place, 0, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			took = place;
 	}
 	/* A base is forgotten twice when its block is freed before its coroutine ends (Boost
 	 * frees a fiber's stack in its last switch): the second time changes nothing. */
 	if (!took || !set_empty(set))
-		return;
+		return took;
 	/* Marked unused, then looked at again: a base another thread noted meanwhile either is
 	 * seen here, or its note marks the set used after this store. */
 	__atomic_store_n(&set_used[set], 0, __ATOMIC_SEQ_CST);
 	if (!set_empty(set))
 		__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
+	return took;
 }
 
 void ctp_stack_base_forget(uint64_t base)
 {
-	forget_in(base_set(base), base);
+	uint64_t place = forget_in(base_set(base), base);
 	if (noted_twice(base))
-		forget_in(base_set(base - PAGE_SIZE), base);
+		place |= forget_in(base_set(base - PAGE_SIZE), base);
+	if (guard_bytes_of(place))
+		forget_in(base_set(base - guard_bytes_of(place)), base);
 }
 
 /* The block at p, being freed, may hold the stack that begins at base: if the block reaches
@@ -200,9 +251,9 @@ static __attribute__((noinline)) void free_slow(void *p)
 {
 	const uint64_t *ways = stack_bases[base_set((uint64_t)p)];
 	for (int w = 0; w < BASE_WAYS; w++) {
-		uint64_t base = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
-		if (starts_block(base, (uint64_t)p))
-			block_freed((uint64_t)p, base);
+		uint64_t place = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
+		if (starts_block(place, (uint64_t)p))
+			block_freed((uint64_t)p, base_of(place));
 	}
 	void (*f)(void *) = __atomic_load_n(&real_free_fn, __ATOMIC_RELAXED);
 	if (!f && !(f = resolve_free()))
@@ -219,6 +270,21 @@ CTP_EXPORT void free(void *p)
 		return;
 	}
 	f(p);
+}
+
+/* Guards are made before the coroutines above them: the thread's last PROT_NONE ranges are kept
+ * for the makes that may follow (guard_pages_below). Nothing else is touched; errno is the
+ * real call's. */
+CTP_EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	CTP_REAL(mprotect);
+	int rc = real_mprotect(addr, len, prot);
+	if (rc == 0 && prot == PROT_NONE && !ctp_in_vfork_child()) {
+		uint32_t i = guards.next++ % GUARDS_KEPT;
+		guards.lo[i] = (uint64_t)addr;
+		guards.hi[i] = (uint64_t)addr + len;
+	}
+	return rc;
 }
 
 CTP_EXPORT int munmap(void *addr, size_t len)

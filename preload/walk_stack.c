@@ -11,6 +11,8 @@
  * memory. */
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "preload/walk_stack.h"
 
@@ -22,7 +24,10 @@ struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t)
 	int saved_errno = errno;
 	uint8_t *map = mmap(NULL, CTP_WALK_MAP_BYTES, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (map != MAP_FAILED && mprotect(map, CTP_WALK_GUARD_BYTES, PROT_NONE) != 0) {
+	/* The system call itself, not the exported mprotect: the preload's hook keeps the
+	 * program's last guard for the coroutine made above it (stack_release.c), and this one,
+	 * made at a thread's first make or switch, would take its place. */
+	if (map != MAP_FAILED && syscall(SYS_mprotect, map, CTP_WALK_GUARD_BYTES, PROT_NONE) != 0) {
 		munmap(map, CTP_WALK_MAP_BYTES); /* the preload's hook passes it through */
 		map = MAP_FAILED;
 	}

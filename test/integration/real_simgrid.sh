@@ -3,8 +3,9 @@
 # x86-64: raw_makecontext/raw_swapcontext, its own assembly, reached through its PLT), ucontext,
 # boost (Boost.Context) and thread. In each, the trace has the two actors as coroutines of the
 # factory's kind, every exchange as switches, each actor ended (abandoned) when SimGrid freed its
-# stack (a block with a guard page before it), their suspends named in the actor functions, and
-# --report finds nothing in this healthy run. Under thread, actors are threads: no coroutine.
+# stack (a block with a guard page before it, or three with contexts/guard-size:3), their
+# suspends named in the actor functions, and --report finds nothing in this healthy run. Under
+# thread, actors are threads: no coroutine.
 source "$(dirname "$0")/lib.sh"
 
 prog=$PROGRAMS/simgrid_pingpong
@@ -14,10 +15,10 @@ check "untraced, the simulation runs to its end" \
 	grep -q "^pings $rounds pongs $rounds simulated " "$WORK/plain.out"
 stacks='(map(select(.type == "stack") | {key: (.id | tostring), value: [.frames[].sym]})
 	| from_entries) as $s'
-for factory in raw:simgrid_raw ucontext:ucontext boost:fcontext; do
-	name=${factory%%:*}
-	kind=${factory#*:}
-	trace "$name" -- "$prog" $rounds --cfg=contexts/factory:$name
+# NAME KIND FACTORY [OPTION]: raw_guard3 has guards of three pages (contexts/guard-size), a
+# block that begins three pages before the stack.
+while read -r name kind factory option <&3; do
+	trace "$name" -- "$prog" $rounds --cfg=contexts/factory:$factory $option
 	expect_eq "($name) ctp-run exits as the program did" 0 "$status"
 	expect_eq "($name) the program's output is unchanged" "$(cat "$WORK/plain.out")" \
 		"$(cat "$WORK/$name.out")"
@@ -41,7 +42,12 @@ for factory in raw:simgrid_raw ucontext:ucontext boost:fcontext; do
 	"$CTP_CAT" --report "$WORK/$name.jsonl.zst" >"$WORK/$name.report" || report_status=$?
 	expect_eq "($name) --report: a healthy run, no finding" "0:1" \
 		"$report_status:$(grep -c '^No findings' "$WORK/$name.report")"
-done
+done 3<<'EOF'
+raw simgrid_raw raw
+ucontext ucontext ucontext
+boost fcontext boost
+raw_guard3 simgrid_raw raw --cfg=contexts/guard-size:3
+EOF
 
 trace thread -- "$prog" $rounds --cfg=contexts/factory:thread
 expect_eq "(thread) ctp-run exits as the program did, output unchanged" \
