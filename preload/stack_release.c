@@ -43,20 +43,20 @@ static uint8_t set_used[BASE_SETS];
 
 enum { PAGE_SHIFT = 12, PAGE_SIZE = 1 << PAGE_SHIFT, HEADER_MAX = 2048 };
 
-/* A place holds a base, and in the bits above user-space addresses the pages of the guard
- * before it when there is one of two pages or more (0 otherwise): where else it is noted, and
- * where its block may begin. */
+/* What a place holds: a base, and in the bits above user-space addresses the pages of the guard
+ * before it when there is one of two pages or more (0 otherwise), which say where else it is
+ * noted and where its block may begin. */
 enum { GUARD_SHIFT = 48, GUARD_PAGES_MAX = 4096 };
 #define BASE_MASK ((UINT64_C(1) << GUARD_SHIFT) - 1)
 
-static inline uint64_t base_of(uint64_t place)
+static inline uint64_t base_of(uint64_t noted)
 {
-	return place & BASE_MASK;
+	return noted & BASE_MASK;
 }
 
-static inline uint64_t guard_bytes_of(uint64_t place)
+static inline uint64_t guard_bytes_of(uint64_t noted)
 {
-	return (place >> GUARD_SHIFT) << PAGE_SHIFT;
+	return (noted >> GUARD_SHIFT) << PAGE_SHIFT;
 }
 
 /* transparency/stack_bases_one_set.c computes the same key to make stacks that share a set:
@@ -67,14 +67,14 @@ static inline uint32_t base_set(uint64_t p)
 	return (uint32_t)(page ^ (page >> 12)) & (BASE_SETS - 1);
 }
 
-/* Whether the base of `place` may lie at the start of a block that begins at p: base >= p, and
+/* Whether the base `noted` holds may lie at the start of a block that begins at p: base >= p, and
  * close (never for an empty place, 0); or one guard page after p, or its guard's pages, where the
  * base is page-aligned: SimGrid takes a stack from posix_memalign, makes its first pages
  * PROT_NONE, and hands makecontext (or make_fcontext) the rest. Such a base is at the start of
  * its page, so it is noted under the page before too, and under its guard's first page. */
-static inline bool starts_block(uint64_t place, uint64_t p)
+static inline bool starts_block(uint64_t noted, uint64_t p)
 {
-	uint64_t base = base_of(place), guard = guard_bytes_of(place);
+	uint64_t base = base_of(noted), guard = guard_bytes_of(noted);
 	return base - p < HEADER_MAX ||
 	       (base % PAGE_SIZE == 0 && (base - p == PAGE_SIZE || (guard && base - p == guard)));
 }
@@ -101,27 +101,27 @@ static inline bool noted_twice(uint64_t base)
 
 static size_t (*real_usable_size)(void *);
 
-/* Places lo in the set: where it is already, else in a free place, else over one of the
- * others (chosen by lo's bits, so that a program with more live stacks than places does not
- * push the same place out every time). The places hold live coroutines' bases (an ended one's
- * is forgotten): looking for an ended one cost a stack-map lookup a place, four a coroutine
+/* Notes a base (with its guard) in the set: where it is already, else in a free place, else over
+ * one of the others (chosen by the base's bits, so that a program with more live stacks than places
+ * does not push the same place out every time). The places hold live coroutines' bases (an ended
+ * one's is forgotten): looking for an ended one cost a stack-map lookup a place, four a coroutine
  * made once the table was full, the largest part of making a coroutine in a program with a
  * hundred thousand of them. Races with another thread's note are benign: the worst is a base
  * pushed out, as when the set is full. */
-static void note_in(uint32_t set, uint64_t lo)
+static void note_in(uint32_t set, uint64_t noted)
 {
 	uint64_t *ways = stack_bases[set];
 	int place = -1;
 	for (int w = 0; w < BASE_WAYS; w++) {
 		uint64_t v = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
-		if (v == lo)
+		if (v == noted)
 			return;
 		if (place < 0 && v == 0)
 			place = w;
 	}
 	if (place < 0)
-		place = (int)((lo >> PAGE_SHIFT) & (BASE_WAYS - 1));
-	__atomic_store_n(&ways[place], lo, __ATOMIC_RELAXED);
+		place = (int)((noted >> PAGE_SHIFT) & (BASE_WAYS - 1));
+	__atomic_store_n(&ways[place], noted, __ATOMIC_RELAXED);
 	/* After the base: a free that sees the set unused cannot be of this block (it is in use
 	 * as a stack until the coroutine is made). */
 	__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
@@ -161,26 +161,26 @@ void ctp_stack_base_note(uint64_t lo)
 		errno = saved_errno;
 	}
 	uint64_t guard_pages = guard_pages_below(lo);
-	uint64_t place = lo | guard_pages << GUARD_SHIFT;
-	note_in(base_set(lo), place);
+	uint64_t noted = lo | guard_pages << GUARD_SHIFT;
+	note_in(base_set(lo), noted);
 	if (noted_twice(lo))
-		note_in(base_set(lo - PAGE_SIZE), place);
+		note_in(base_set(lo - PAGE_SIZE), noted);
 	if (guard_pages)
-		note_in(base_set(lo - guard_bytes_of(place)), place);
+		note_in(base_set(lo - guard_bytes_of(noted)), noted);
 }
 
-/* Takes base's place out of the set; returns the place it held (its guard with it), 0 if none
- * was there. */
+/* Takes base out of the set; returns what its place held (its guard with it), 0 if it was not
+ * there. */
 static uint64_t forget_in(uint32_t set, uint64_t base)
 {
 	uint64_t took = 0;
 	for (int w = 0; w < BASE_WAYS; w++) {
 		/* A locked instruction only where the place holds this base. */
-		uint64_t place = __atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED);
-		if (place && base_of(place) == base &&
-		    __atomic_compare_exchange_n(&stack_bases[set][w], &place, 0, false,
+		uint64_t noted = __atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED);
+		if (noted && base_of(noted) == base &&
+		    __atomic_compare_exchange_n(&stack_bases[set][w], &noted, 0, false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			took = place;
+			took = noted;
 	}
 	/* A base is forgotten twice when its block is freed before its coroutine ends (Boost
 	 * frees a fiber's stack in its last switch): the second time changes nothing. */
@@ -196,11 +196,11 @@ static uint64_t forget_in(uint32_t set, uint64_t base)
 
 void ctp_stack_base_forget(uint64_t base)
 {
-	uint64_t place = forget_in(base_set(base), base);
+	uint64_t noted = forget_in(base_set(base), base);
 	if (noted_twice(base))
-		place |= forget_in(base_set(base - PAGE_SIZE), base);
-	if (guard_bytes_of(place))
-		forget_in(base_set(base - guard_bytes_of(place)), base);
+		noted |= forget_in(base_set(base - PAGE_SIZE), base);
+	if (guard_bytes_of(noted))
+		forget_in(base_set(base - guard_bytes_of(noted)), base);
 }
 
 /* The block at p, being freed, may hold the stack that begins at base: if the block reaches
@@ -251,9 +251,9 @@ static __attribute__((noinline)) void free_slow(void *p)
 {
 	const uint64_t *ways = stack_bases[base_set((uint64_t)p)];
 	for (int w = 0; w < BASE_WAYS; w++) {
-		uint64_t place = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
-		if (starts_block(place, (uint64_t)p))
-			block_freed((uint64_t)p, base_of(place));
+		uint64_t noted = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
+		if (starts_block(noted, (uint64_t)p))
+			block_freed((uint64_t)p, base_of(noted));
 	}
 	void (*f)(void *) = __atomic_load_n(&real_free_fn, __ATOMIC_RELAXED);
 	if (!f && !(f = resolve_free()))
