@@ -34,20 +34,29 @@
  * (libunwind, ~1,000 instructions) when the one before it had come the other way. */
 enum { CTP_UNWIND_MEMO_SETS = 32, CTP_UNWIND_MEMO_WAYS = 4 };
 
-/* A place: a call site at a depth (bytes from the call site's slot to the stack's top). */
-struct ctp_unwind_memo_entry {
+/* A place: a call site at a depth (bytes from the call site's slot to the stack's top). A set's
+ * four places fill one cache line, so that a look for a place reads one line, not one per way. */
+struct ctp_unwind_memo_place {
 	uint64_t call_site;
 	uint32_t depth;
 	uint32_t n; /* frames remembered, call site first; 0: the place was walked once */
+};
+
+/* The stack remembered at a place. */
+struct ctp_unwind_memo_stack {
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 	uint32_t
 		offset[CTP_MAX_STACK_DEPTH]; /* frames[k] lay at the call site's slot + offset[k] */
 };
 
 struct ctp_unwind_memo {
-	struct ctp_unwind_memo_entry entry[CTP_UNWIND_MEMO_SETS][CTP_UNWIND_MEMO_WAYS];
+	struct ctp_unwind_memo_place place[CTP_UNWIND_MEMO_SETS][CTP_UNWIND_MEMO_WAYS]
+		__attribute__((aligned(64)));
+	struct ctp_unwind_memo_stack stack[CTP_UNWIND_MEMO_SETS][CTP_UNWIND_MEMO_WAYS];
 	uint8_t next_taken[CTP_UNWIND_MEMO_SETS]; /* the way a full set gives up next, in turn */
 };
+_Static_assert(sizeof(struct ctp_unwind_memo_place) * CTP_UNWIND_MEMO_WAYS == 64,
+	       "a set's places are one cache line");
 
 /* The stack remembered for a suspend whose call site lies at `slot` in a stack whose top is
  * `top`, if memory still holds it; *frames points into the memo, valid until the next note.

@@ -106,7 +106,7 @@ static int stacks_for(const struct ctp_unwind_memo *m, uint64_t call_site)
 	int count = 0;
 	for (int set = 0; set < CTP_UNWIND_MEMO_SETS; set++)
 		for (int w = 0; w < CTP_UNWIND_MEMO_WAYS; w++)
-			count += m->entry[set][w].call_site == call_site && m->entry[set][w].n;
+			count += m->place[set][w].call_site == call_site && m->place[set][w].n;
 	return count;
 }
 
