@@ -7,15 +7,15 @@
  *
  * The block freed holds the stack, and may begin a little before it (at most HEADER_MAX: libpcl
  * puts its coroutine record first), or a page before a page-aligned one (SimGrid puts a guard page
- * first), or several (SimGrid's contexts/guard-size, a guard that an mprotect(PROT_NONE) of this
- * thread made just before the coroutine was: its length is kept with the base). free() is among the
- * hottest calls of a program (pdns-recursor makes 62 a query): the hook reads one byte that says
- * whether the block's set of a small table of the stack bases coroutines were made with (keyed by
- * page) is in use, and jumps to the real free without a frame of its own. A base in the first
- * HEADER_MAX bytes of its page is noted under the page before too, where a block that holds it may
- * begin (a header's, or a guard page's). Each set has BASE_WAYS places: stacks 16 or 32 MiB apart
- * land in one set (the key folds the page number's high bits onto its low ones), and with one place
- * a second base pushed the first out, whose coroutine was then never seen freed (Asio's spawn on
+ * first), or more (SimGrid's contexts/guard-size: a guard that an mprotect(PROT_NONE) of this
+ * thread made right below the stack before the coroutine was made). free() is among the hottest
+ * calls of a program (pdns-recursor makes 62 a query): the hook reads one byte that says whether
+ * the block's set of a small table of the stack bases coroutines were made with (keyed by page) is
+ * in use, and jumps to the real free without a frame of its own. A base in the first HEADER_MAX
+ * bytes of its page is noted under the page before too, where a block that holds it may begin (a
+ * header's, or a guard page's). Each set has BASE_WAYS places: stacks 16 or 32 MiB apart land in
+ * one set (the key folds the page number's high bits onto its low ones), and with one place a
+ * second base pushed the first out, whose coroutine was then never seen freed (Asio's spawn on
  * glibc's malloc: 2 or 3 of 101 coroutines left suspended at the end). A coroutine's base leaves
  * the table when the coroutine ends however it ends (ctp_stack_base_forget), so the places hold
  * live coroutines' bases: a new base goes to a free place, and only when every place is taken (more
@@ -41,23 +41,7 @@ enum { BASE_SETS = 4096, BASE_WAYS = 4 };
 static uint64_t stack_bases[BASE_SETS][BASE_WAYS] __attribute__((aligned(64)));
 static uint8_t set_used[BASE_SETS];
 
-enum { PAGE_SHIFT = 12, PAGE_SIZE = 1 << PAGE_SHIFT, HEADER_MAX = 2048 };
-
-/* What a place holds: a base, and in the bits above user-space addresses the pages of the guard
- * before it when there is one of two pages or more (0 otherwise), which say where else it is
- * noted and where its block may begin. */
-enum { GUARD_SHIFT = 48, GUARD_PAGES_MAX = 4096 };
-#define BASE_MASK ((UINT64_C(1) << GUARD_SHIFT) - 1)
-
-static inline uint64_t base_of(uint64_t noted)
-{
-	return noted & BASE_MASK;
-}
-
-static inline uint64_t guard_bytes_of(uint64_t noted)
-{
-	return (noted >> GUARD_SHIFT) << PAGE_SHIFT;
-}
+enum { PAGE_SHIFT = 12, PAGE_SIZE = 1 << PAGE_SHIFT, HEADER_MAX = 2048, GUARD_PAGES_MAX = 4096 };
 
 /* transparency/stack_bases_one_set.c computes the same key to make stacks that share a set:
  * a change here is made there too. */
@@ -67,16 +51,16 @@ static inline uint32_t base_set(uint64_t p)
 	return (uint32_t)(page ^ (page >> 12)) & (BASE_SETS - 1);
 }
 
-/* Whether the base `noted` holds may lie at the start of a block that begins at p: base >= p, and
- * close (never for an empty place, 0); or one guard page after p, or its guard's pages, where the
- * base is page-aligned: SimGrid takes a stack from posix_memalign, makes its first pages
- * PROT_NONE, and hands makecontext (or make_fcontext) the rest. Such a base is at the start of
- * its page, so it is noted under the page before too, and under its guard's first page. */
-static inline bool starts_block(uint64_t noted, uint64_t p)
+/* Whether base may lie at the start of a block that begins at p: base >= p, and close (never
+ * for an empty place, 0); or guard pages after p, where the base and p are page-aligned: SimGrid
+ * takes a stack from posix_memalign, makes its first page (or pages) PROT_NONE, and hands
+ * makecontext (or make_fcontext) the rest. Such a base is at the start of its page, so it is
+ * noted under the page before too, and under a longer guard's first page when one was seen
+ * (guard_pages_below). What a match says is checked against the block's size (block_freed). */
+static inline bool starts_block(uint64_t base, uint64_t p)
 {
-	uint64_t base = base_of(noted), guard = guard_bytes_of(noted);
 	return base - p < HEADER_MAX ||
-	       (base % PAGE_SIZE == 0 && (base - p == PAGE_SIZE || (guard && base - p == guard)));
+	       ((base | p) % PAGE_SIZE == 0 && base - p <= (uint64_t)GUARD_PAGES_MAX * PAGE_SIZE);
 }
 
 static inline bool may_hold_base(uint64_t p)
@@ -101,27 +85,27 @@ static inline bool noted_twice(uint64_t base)
 
 static size_t (*real_usable_size)(void *);
 
-/* Notes a base (with its guard) in the set: where it is already, else in a free place, else over
- * one of the others (chosen by the base's bits, so that a program with more live stacks than places
- * does not push the same place out every time). The places hold live coroutines' bases (an ended
- * one's is forgotten): looking for an ended one cost a stack-map lookup a place, four a coroutine
+/* Places lo in the set: where it is already, else in a free place, else over one of the
+ * others (chosen by lo's bits, so that a program with more live stacks than places does not
+ * push the same place out every time). The places hold live coroutines' bases (an ended one's
+ * is forgotten): looking for an ended one cost a stack-map lookup a place, four a coroutine
  * made once the table was full, the largest part of making a coroutine in a program with a
  * hundred thousand of them. Races with another thread's note are benign: the worst is a base
  * pushed out, as when the set is full. */
-static void note_in(uint32_t set, uint64_t noted)
+static void note_in(uint32_t set, uint64_t lo)
 {
 	uint64_t *ways = stack_bases[set];
 	int place = -1;
 	for (int w = 0; w < BASE_WAYS; w++) {
 		uint64_t v = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
-		if (v == noted)
+		if (v == lo)
 			return;
 		if (place < 0 && v == 0)
 			place = w;
 	}
 	if (place < 0)
-		place = (int)((noted >> PAGE_SHIFT) & (BASE_WAYS - 1));
-	__atomic_store_n(&ways[place], noted, __ATOMIC_RELAXED);
+		place = (int)((lo >> PAGE_SHIFT) & (BASE_WAYS - 1));
+	__atomic_store_n(&ways[place], lo, __ATOMIC_RELAXED);
 	/* After the base: a free that sees the set unused cannot be of this block (it is in use
 	 * as a stack until the coroutine is made). */
 	__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
@@ -137,16 +121,16 @@ static __thread struct {
 	uint32_t next;
 } guards __attribute__((tls_model("initial-exec")));
 
-/* The pages of the guard right below a page-aligned base, if one of the thread's last
+/* The first page of the guard right below a page-aligned base, if one of the thread's last
  * mprotect(PROT_NONE) calls made one of two pages or more ending there; 0 otherwise. */
-static uint64_t guard_pages_below(uint64_t lo)
+static uint64_t guard_below(uint64_t lo)
 {
 	if (lo % PAGE_SIZE)
 		return 0;
 	for (int i = 0; i < GUARDS_KEPT; i++)
 		if (guards.hi[i] == lo && lo - guards.lo[i] >= 2 * PAGE_SIZE &&
 		    lo - guards.lo[i] <= (uint64_t)GUARD_PAGES_MAX * PAGE_SIZE)
-			return (lo - guards.lo[i]) >> PAGE_SHIFT;
+			return guards.lo[i];
 	return 0;
 }
 
@@ -160,47 +144,44 @@ void ctp_stack_base_note(uint64_t lo)
 				 __ATOMIC_RELAXED);
 		errno = saved_errno;
 	}
-	uint64_t guard_pages = guard_pages_below(lo);
-	uint64_t noted = lo | guard_pages << GUARD_SHIFT;
-	note_in(base_set(lo), noted);
+	note_in(base_set(lo), lo);
 	if (noted_twice(lo))
-		note_in(base_set(lo - PAGE_SIZE), noted);
-	if (guard_pages)
-		note_in(base_set(lo - guard_bytes_of(noted)), noted);
+		note_in(base_set(lo - PAGE_SIZE), lo);
+	/* Under the guard's first page too, where the block begins. Forgotten there when that
+	 * block is freed (block_freed); until then it only sends frees in that set to the slow
+	 * path, whose check against the block's size tells them apart. */
+	uint64_t guard = guard_below(lo);
+	if (guard)
+		note_in(base_set(guard), lo);
 }
 
-/* Takes base out of the set; returns what its place held (its guard with it), 0 if it was not
- * there. */
-static uint64_t forget_in(uint32_t set, uint64_t base)
+static void forget_in(uint32_t set, uint64_t base)
 {
-	uint64_t took = 0;
+	bool took = false;
 	for (int w = 0; w < BASE_WAYS; w++) {
 		/* A locked instruction only where the place holds this base. */
-		uint64_t noted = __atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED);
-		if (noted && base_of(noted) == base &&
-		    __atomic_compare_exchange_n(&stack_bases[set][w], &noted, 0, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			took = noted;
+		uint64_t expected = base;
+		if (__atomic_load_n(&stack_bases[set][w], __ATOMIC_RELAXED) == base)
+			took |= __atomic_compare_exchange_n(&stack_bases[set][w], &expected, 0,
+							    false, __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED);
 	}
 	/* A base is forgotten twice when its block is freed before its coroutine ends (Boost
 	 * frees a fiber's stack in its last switch): the second time changes nothing. */
 	if (!took || !set_empty(set))
-		return took;
+		return;
 	/* Marked unused, then looked at again: a base another thread noted meanwhile either is
 	 * seen here, or its note marks the set used after this store. */
 	__atomic_store_n(&set_used[set], 0, __ATOMIC_SEQ_CST);
 	if (!set_empty(set))
 		__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);
-	return took;
 }
 
 void ctp_stack_base_forget(uint64_t base)
 {
-	uint64_t noted = forget_in(base_set(base), base);
+	forget_in(base_set(base), base);
 	if (noted_twice(base))
-		noted |= forget_in(base_set(base - PAGE_SIZE), base);
-	if (guard_bytes_of(noted))
-		forget_in(base_set(base - guard_bytes_of(noted)), base);
+		forget_in(base_set(base - PAGE_SIZE), base);
 }
 
 /* The block at p, being freed, may hold the stack that begins at base: if the block reaches
@@ -216,6 +197,8 @@ static __attribute__((noinline)) void block_freed(uint64_t p, uint64_t base)
 	if (base != p && (!usable || base >= p + usable((void *)p)))
 		goto out; /* the stack is not in this block: a block just before it */
 	ctp_stack_base_forget(base);
+	if (p < base - PAGE_SIZE)
+		forget_in(base_set(p), base); /* noted under its guard's first page */
 	uint32_t idx = ctp_stackmap_find(base);
 	if (idx != CTP_NO_STATION && idx != t->current) {
 		struct ctp_station *s = ctp_station_at(idx);
@@ -251,9 +234,9 @@ static __attribute__((noinline)) void free_slow(void *p)
 {
 	const uint64_t *ways = stack_bases[base_set((uint64_t)p)];
 	for (int w = 0; w < BASE_WAYS; w++) {
-		uint64_t noted = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
-		if (starts_block(noted, (uint64_t)p))
-			block_freed((uint64_t)p, base_of(noted));
+		uint64_t base = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
+		if (starts_block(base, (uint64_t)p))
+			block_freed((uint64_t)p, base);
 	}
 	void (*f)(void *) = __atomic_load_n(&real_free_fn, __ATOMIC_RELAXED);
 	if (!f && !(f = resolve_free()))
@@ -273,8 +256,8 @@ CTP_EXPORT void free(void *p)
 }
 
 /* Guards are made before the coroutines above them: the thread's last PROT_NONE ranges are kept
- * for the makes that may follow (guard_pages_below). Nothing else is touched; errno is the
- * real call's. */
+ * for the makes that may follow (guard_below). Nothing else is touched; errno is the real
+ * call's. */
 CTP_EXPORT int mprotect(void *addr, size_t len, int prot)
 {
 	CTP_REAL(mprotect);
