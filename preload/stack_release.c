@@ -56,7 +56,7 @@ static inline uint32_t base_set(uint64_t p)
  * takes a stack from posix_memalign, makes its first page (or pages) PROT_NONE, and hands
  * makecontext (or make_fcontext) the rest. Such a base is at the start of its page, so it is
  * noted under the page before too, and under a longer guard's first page when one was seen
- * (guard_pages_below). What a match says is checked against the block's size (block_freed). */
+ * (guard_below). What a match says is checked against the block's size (block_freed). */
 static inline bool starts_block(uint64_t base, uint64_t p)
 {
 	return base - p < HEADER_MAX ||
