@@ -49,17 +49,25 @@ const struct ctp_sym *ctp_proc_symbol(struct ctp_proc *p, uint64_t addr, bool re
 	return s;
 }
 
-uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint32_t n)
+/* A record's frame count is one byte: no stack is longer. */
+enum { STACK_MAX = 256 };
+
+uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *given, uint32_t n)
 {
+	uint64_t frames[STACK_MAX];
+	if (n > STACK_MAX)
+		n = STACK_MAX;
+	memcpy(frames, given, n * sizeof(*frames));
+	bool reaches_start = p->view.base && ctp_view_frames_as_untraced(&p->view, frames, n);
 	bool is_new;
 	uint32_t id = ctp_stack_intern(&p->stacks, frames, n, &is_new);
 	if (is_new) {
-		const struct ctp_sym *syms[256];
+		const struct ctp_sym *syms[STACK_MAX];
 		/* Every entry must outlive the loop: no growth of the cache in between. */
 		ctp_symcache_reserve(&p->syms, n);
 		for (uint32_t i = 0; i < n; i++)
 			syms[i] = ctp_proc_symbol(p, frames[i], true);
-		ctp_emit_stack(&p->c->em, p->pid, id, frames, syms, n);
+		ctp_emit_stack(&p->c->em, p->pid, id, reaches_start, frames, syms, n);
 	}
 	return id;
 }

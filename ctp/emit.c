@@ -245,8 +245,8 @@ void ctp_emit_module(struct ctp_emitter *e, uint32_t pid, const struct ctp_modul
 	end_line(e);
 }
 
-void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint64_t *frames,
-		    const struct ctp_sym *const *syms, uint32_t n)
+void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, bool reaches_start,
+		    const uint64_t *frames, const struct ctp_sym *const *syms, uint32_t n)
 {
 	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"stack\",\"pid\":");
@@ -260,6 +260,8 @@ void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint
 		ctp_emit_frame_json(w, frames[i], syms[i]);
 	}
 	CTP_JSONW_LIT(w, "]");
+	if (reaches_start)
+		CTP_JSONW_LIT(w, ",\"reaches_start\":true");
 	end_line(e);
 }
 

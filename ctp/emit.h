@@ -66,9 +66,10 @@ void ctp_emit_coro(struct ctp_emitter *e, const struct ctp_coro_line *l);
 void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,
 		     uint64_t to, uint32_t how, uint32_t stack);
 
-/* frames[i] is the address, syms[i] what it symbolized to. */
-void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, const uint64_t *frames,
-		    const struct ctp_sym *const *syms, uint32_t n);
+/* frames[i] is the address, syms[i] what it symbolized to; reaches_start: the outermost frame is
+ * where a makecontext coroutine started (ctp_view_frames_as_untraced). */
+void ctp_emit_stack(struct ctp_emitter *e, uint32_t pid, uint32_t id, bool reaches_start,
+		    const uint64_t *frames, const struct ctp_sym *const *syms, uint32_t n);
 
 void ctp_emit_loss(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t count,
 		   const char *why);

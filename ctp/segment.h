@@ -57,7 +57,13 @@ struct ctp_header {
 	/* 0x6C */ uint32_t crash_tid;	   /* thread that took the fatal signal */
 	/* 0x70 */ uint64_t crash_coro;	   /* coroutine running on that thread then */
 	/* 0x78 */ uint64_t crash_addr;	   /* si_addr of the fatal signal */
-	/* 0x80 */ uint64_t reserved[16];
+	/* The preload's makecontext trampoline, [lo, hi): a stack frame in it reads, to the
+	 * program, as what its stack holds there untraced (glibc's __start_context). 0 until the
+	 * first makecontext; then written once: lo and hi, then untraced with release. */
+	/* 0x80 */ uint64_t entry_tramp_lo;
+	/* 0x88 */ uint64_t entry_tramp_hi;
+	/* 0x90 */ uint64_t entry_tramp_untraced;
+	/* 0x98 */ uint64_t reserved[13];
 };
 
 /* Everything after the header lives in blocks, pushed onto a singly linked list whose head is
@@ -328,7 +334,8 @@ struct ctp_module_chunk {
 _Static_assert(offsetof(struct ctp_header, magic) == 0x00, "cTP magic at 0x00");
 _Static_assert(offsetof(struct ctp_header, version) == 0x08, "cTP version at 0x08");
 _Static_assert(offsetof(struct ctp_header, sleep_flag) == 0x14, "cTP sleep flag at 0x14");
-_Static_assert(offsetof(struct ctp_header, reserved) == 0x80, "header layout");
+_Static_assert(offsetof(struct ctp_header, entry_tramp_lo) == 0x80, "header layout");
+_Static_assert(offsetof(struct ctp_header, reserved) == 0x98, "header layout");
 _Static_assert(sizeof(struct ctp_header) == 0x100, "header is 256 bytes");
 _Static_assert(sizeof(struct ctp_block) == 32, "block header");
 _Static_assert(sizeof(struct ctp_station) == 120, "station fixed part");

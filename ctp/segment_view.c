@@ -11,6 +11,23 @@ void *ctp_view_at(const struct ctp_segment_view *v, uint64_t off, uint64_t len)
 	return v->base + off;
 }
 
+bool ctp_view_frames_as_untraced(const struct ctp_segment_view *v, uint64_t *frames, uint32_t n)
+{
+	const struct ctp_header *h = ctp_view_at(v, 0, sizeof(*h));
+	if (!h)
+		return false;
+	/* Acquire: written last, with release, after lo and hi. */
+	uint64_t untraced = CTP_LOAD_ACQUIRE(&h->entry_tramp_untraced);
+	if (!untraced)
+		return false;
+	uint64_t lo = CTP_LOAD_RELAXED(&h->entry_tramp_lo);
+	uint64_t hi = CTP_LOAD_RELAXED(&h->entry_tramp_hi);
+	for (uint32_t i = 0; i < n; i++)
+		if (frames[i] >= lo && frames[i] < hi)
+			frames[i] = untraced;
+	return n && frames[n - 1] == untraced;
+}
+
 bool ctp_view_check_header(const struct ctp_segment_view *v, char *why, size_t why_len)
 {
 	const struct ctp_header *h = ctp_view_at(v, 0, sizeof(*h));

@@ -19,6 +19,13 @@ struct ctp_segment_view {
  * one-line reason in `why`. */
 bool ctp_view_check_header(const struct ctp_segment_view *v, char *why, size_t why_len);
 
+/* Frames as the program's own stack holds them: a frame in the preload's makecontext
+ * trampoline becomes the return address it replaced (header.entry_tramp_*). The trampoline is
+ * how the tracer sees an entry function return; it is not the program's. Returns whether the
+ * outermost frame is that address: the stack reaches its makecontext coroutine's start, and no
+ * frame was cut off below. */
+bool ctp_view_frames_as_untraced(const struct ctp_segment_view *v, uint64_t *frames, uint32_t n);
+
 /* Pointer to [off, off + len) or NULL when that range is not inside the mapping. */
 void *ctp_view_at(const struct ctp_segment_view *v, uint64_t off, uint64_t len);
 

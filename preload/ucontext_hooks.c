@@ -23,6 +23,7 @@
 #include "preload/events.h"
 #include "preload/process.h"
 #include "preload/real.h"
+#include "preload/segment.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
 #include "preload/switch_path.h"
@@ -79,6 +80,7 @@ __asm__(".text\n"
  * end is recorded and glibc's path taken, with the stack as the function left it. Unwinding
  * stops here (rip undefined): this is the coroutine's outermost frame. */
 void ctp_makecontext_entry(void) CTP_HIDDEN;
+void ctp_makecontext_entry_end(void) CTP_HIDDEN;
 void ctp_makecontext_returned(uint32_t idx, uint64_t coro, const ucontext_t *link) CTP_HIDDEN;
 __asm__(".text\n"
 	".p2align 4\n"
@@ -98,7 +100,10 @@ __asm__(".text\n"
 	"	call ctp_makecontext_returned\n"
 	"	jmpq *%rbp\n"
 	"	.cfi_endproc\n"
-	".size ctp_makecontext_entry, .-ctp_makecontext_entry\n");
+	".size ctp_makecontext_entry, .-ctp_makecontext_entry\n"
+	".globl ctp_makecontext_entry_end\n"
+	".hidden ctp_makecontext_entry_end\n"
+	"ctp_makecontext_entry_end:\n");
 
 /* getcontext: set when the running coroutine saves its context, cleared when a coroutine is
  * resumed on this thread. A setcontext away from a coroutine that saved itself since it was
@@ -248,6 +253,20 @@ void ctp_makecontext_returned(uint32_t idx, uint64_t coro, const ucontext_t *lin
 	errno = saved_errno;
 }
 
+/* The trampoline takes the place of the return address glibc's makecontext puts at the top of
+ * the new stack (the same in every call): readers of the segment show a frame in it as that
+ * address, so that stacks read as the program's own. */
+static void note_entry_tramp(const ucontext_t *ucp)
+{
+	struct ctp_header *h = ctp_seg.hdr;
+	if (CTP_LOAD_RELAXED(&h->entry_tramp_untraced))
+		return;
+	CTP_STORE_RELAXED(&h->entry_tramp_lo, (uint64_t)ctp_makecontext_entry);
+	CTP_STORE_RELAXED(&h->entry_tramp_hi, (uint64_t)ctp_makecontext_entry_end);
+	CTP_STORE_RELEASE(&h->entry_tramp_untraced,
+			  *(const uint64_t *)ucp->uc_mcontext.gregs[REG_RSP]);
+}
+
 CTP_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...)
 {
 	CTP_REAL(makecontext);
@@ -274,6 +293,7 @@ CTP_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...)
 		return;
 	}
 
+	note_entry_tramp(ucp);
 	greg_t *r = ucp->uc_mcontext.gregs;
 	r[REG_R12] = (greg_t)fn;
 	r[REG_R13] = (greg_t)idx;

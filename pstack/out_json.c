@@ -36,7 +36,7 @@ static void put_names(struct pstack_view *v, struct ctp_jsonw *w, uint32_t stack
 	CTP_JSONW_LIT(w, "[");
 	if (stack) {
 		uint32_t n;
-		const uint64_t *pcs = pstack_stack_frames(v->snap, stack, &n);
+		const uint64_t *pcs = pstack_stack_frames(v->snap, stack, &n, NULL);
 		for (uint32_t i = 0; i < n; i++) {
 			if (i)
 				CTP_JSONW_LIT(w, ",");
@@ -131,7 +131,7 @@ static void put_coro(struct pstack_view *v, struct ctp_jsonw *w, const struct ps
 static void put_stack(struct pstack_view *v, struct ctp_jsonw *w, uint32_t id)
 {
 	uint32_t n;
-	const uint64_t *pcs = pstack_stack_frames(v->snap, id, &n);
+	const uint64_t *pcs = pstack_stack_frames(v->snap, id, &n, NULL);
 	CTP_JSONW_LIT(w, "{\"id\":");
 	ctp_jsonw_u64(w, id);
 	CTP_JSONW_LIT(w, ",\"names\":");

@@ -75,7 +75,7 @@ static void put_label(struct pstack_view *v, const struct pstack_group *g)
 		return;
 	}
 	uint32_t n;
-	const uint64_t *pcs = pstack_stack_frames(v->snap, g->stack, &n);
+	const uint64_t *pcs = pstack_stack_frames(v->snap, g->stack, &n, NULL);
 	fputs(" in ", v->out);
 	for (uint32_t i = 0; i < n && i < LABEL_FRAMES; i++) {
 		if (i)

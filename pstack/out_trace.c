@@ -13,12 +13,13 @@ static void put_stacks(struct pstack_view *v, struct ctp_emitter *e)
 	const struct ctp_sym *syms[CTP_MAX_STACK_DEPTH];
 	for (uint32_t id = 1; id <= s->nstack_refs; id++) {
 		uint32_t n;
-		const uint64_t *pcs = pstack_stack_frames(s, id, &n);
+		bool reaches_start;
+		const uint64_t *pcs = pstack_stack_frames(s, id, &n, &reaches_start);
 		/* The entries of one stack are kept together: no growth of the cache between. */
 		ctp_symcache_reserve(v->syms, n);
 		for (uint32_t i = 0; i < n; i++)
 			syms[i] = pstack_symbol(v, pcs[i], true);
-		ctp_emit_stack(e, s->pid, id, pcs, syms, n);
+		ctp_emit_stack(e, s->pid, id, reaches_start, pcs, syms, n);
 	}
 }
 

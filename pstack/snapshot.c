@@ -56,6 +56,7 @@ static void add_coro(struct walk *w, const struct ctp_station *live, uint32_t de
 	uint32_t n = pstack_suspend_stack(&w->unwinder, live, depth, s, pcs, CTP_MAX_STACK_DEPTH);
 	if (n == 0)
 		return;
+	bool reaches_start = ctp_view_frames_as_untraced(&w->src->view, pcs, n);
 	bool is_new;
 	c->stack = ctp_stack_intern(&snap->stacks, pcs, n, &is_new);
 	if (is_new) {
@@ -64,6 +65,7 @@ static void add_coro(struct walk *w, const struct ctp_station *live, uint32_t de
 		snap->stack_refs[snap->nstack_refs++] = (struct pstack_stack_ref){
 			.frames_at = snap->stacks.arena_len - n,
 			.n = n,
+			.reaches_start = reaches_start,
 		};
 	}
 }
@@ -147,10 +149,13 @@ void pstack_snapshot_free(struct pstack_snapshot *snap)
 	memset(snap, 0, sizeof(*snap));
 }
 
-const uint64_t *pstack_stack_frames(const struct pstack_snapshot *snap, uint32_t id, uint32_t *n)
+const uint64_t *pstack_stack_frames(const struct pstack_snapshot *snap, uint32_t id, uint32_t *n,
+				    bool *reaches_start)
 {
 	const struct pstack_stack_ref *r = &snap->stack_refs[id - 1];
 	*n = r->n;
+	if (reaches_start)
+		*reaches_start = r->reaches_start;
 	return snap->stacks.arena + r->frames_at;
 }
 

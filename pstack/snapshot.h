@@ -31,6 +31,7 @@ struct pstack_coro {
 struct pstack_stack_ref {
 	size_t frames_at; /* in stacks.arena */
 	uint32_t n;
+	bool reaches_start; /* ctp_view_frames_as_untraced */
 };
 
 struct pstack_snapshot {
@@ -58,7 +59,8 @@ void pstack_snapshot_take(struct pstack_source *src, struct pstack_snapshot *sna
 void pstack_snapshot_free(struct pstack_snapshot *snap);
 
 /* The frames of stack `id` (>= 1). */
-const uint64_t *pstack_stack_frames(const struct pstack_snapshot *snap, uint32_t id, uint32_t *n);
+const uint64_t *pstack_stack_frames(const struct pstack_snapshot *snap, uint32_t id, uint32_t *n,
+				    bool *reaches_start);
 
 /* How long before the snapshot `raw` was, in nanoseconds (0 if it is not before). */
 uint64_t pstack_ago_ns(const struct pstack_snapshot *snap, uint64_t raw);

@@ -330,7 +330,12 @@ static int on_stack(struct ctp_analysis *a, struct an_process *p, const struct c
 		return -1;
 	}
 	a->stacks[a->nstacks++] = (struct ctp_analysis_stack){
-		.pid = p->pub.pid, .id = id, .nframes = n, .frames = fr};
+		.pid = p->pub.pid,
+		.id = id,
+		.nframes = n,
+		.frames = fr,
+		.reaches_start = ev->stack_line.reaches_start,
+	};
 	a->sum.stacks++;
 	return 0;
 }

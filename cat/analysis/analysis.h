@@ -95,6 +95,10 @@ struct ctp_analysis_stack {
 	uint32_t id;
 	size_t nframes;
 	const struct ctp_analysis_frame *frames; /* innermost first */
+	/* The outermost frame is where a makecontext coroutine started (the trace's
+	 * "reaches_start"); traces written before it said so end such stacks in the tracer's
+	 * trampoline instead. */
+	bool reaches_start;
 };
 
 enum ctp_analysis_exit {

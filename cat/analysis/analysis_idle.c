@@ -46,14 +46,16 @@ const char *ctp_analysis_idle_name(enum ctp_analysis_idle why)
 }
 
 /* A suspend stack at its entry function's top level: the stack reaches the coroutine's start
- * (it ends in the tracer's entry trampoline, so nothing was cut off by the depth limit), and
- * between the tracer's frames at either end the program has at most `max` frames, the last of
- * them the entry function. *entry_ret: the return address in the entry function. */
+ * (its outermost frame is the start, so nothing was cut off by the depth limit; in traces of
+ * earlier versions, the tracer's entry trampoline), and between that frame and the tracer's
+ * frames at the inner end the program has at most `max` frames, the last of them the entry
+ * function. *entry_ret: the return address in the entry function. */
 static bool top_level(const struct ctp_analysis *a, size_t process, uint32_t id, size_t max,
 		      uint64_t *entry_ret)
 {
 	const struct ctp_analysis_stack *s = ctp_analysis_stack_in(a, process, id);
-	if (!s || s->nframes < 2 || !ctp_analysis_tracer_frame(&s->frames[s->nframes - 1]))
+	if (!s || s->nframes < 2 ||
+	    !(s->reaches_start || ctp_analysis_tracer_frame(&s->frames[s->nframes - 1])))
 		return false;
 	size_t outer = s->nframes - 1;
 	while (outer > 0 && ctp_analysis_tracer_frame(&s->frames[outer - 1]))

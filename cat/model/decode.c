@@ -229,6 +229,8 @@ static int decode_stack(struct ctp_event_decoder *d, struct ctp_event *ev, struc
 	}
 	ev->stack_line.nframes = n;
 	ev->stack_line.frames = d->frames;
+	ev->stack_line.reaches_start =
+		j.json && json_is_true(json_object_get(j.json, "reaches_start"));
 	return 0;
 }
 

@@ -89,6 +89,7 @@ struct ctp_event {
 		uint32_t id;
 		size_t nframes;
 		const struct ctp_event_frame *frames; /* innermost first */
+		bool reaches_start; /* the outermost frame is a makecontext coroutine's start */
 	} stack_line;
 	struct {
 		const char *path, *build_id; /* build_id in hex, NULL if none */

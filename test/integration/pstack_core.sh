@@ -132,8 +132,8 @@ c() { jq -r "$1" "$WORK/cr.json"; }
 pid=$("$CTP_CAT" "$WORK/cr.jsonl.zst" | jq -r 'select(.type == "process") | .pid')
 expect_eq "the core says signal 11, taken by the program's thread" "$pid:11:$pid:false" \
 	"$(c '"\(.pid):\(.core.signal):\(.core.signal_tid):\(.core.taken_at_latest_switch)"')"
-expect_eq "the bystander is suspended in bystander, called from the trampoline" \
-	"suspended:bystander ctp_makecontext_entry" \
+expect_eq "the bystander is suspended in bystander, called from __start_context, as untraced" \
+	"suspended:bystander __start_context" \
 	"$(c '. as $r | $r.coroutines[] | select(.entry == "bystander") as $c
 		| $r.stacks[] | select(.id == $c.stack) | "\($c.state):\(.names | join(" "))"')"
 expect_eq "main's own stack is suspended in main" "suspended:main" \

@@ -35,6 +35,9 @@ expect_eq "the largest group: $K waiting to read fds closed under them" "$K:susp
 	"$(j '.groups[0] | "\(.count):\(.state):\(.wait.op):\(.wait.closed)"')"
 expect_eq "their stack names the server's read wait, called from its line reader" \
 	"sched_wait_readable conn_read_line conn_main" "$(j '.groups[0].names[0:3] | join(" ")')"
+expect_eq "no stack has a frame in the tracer; the group's ends in __start_context, as untraced" \
+	"0:__start_context" \
+	"$(j '"\([.stacks[].frames[] | select(.module // "" | test("libctp"))] | length):\(.groups[0].names[-1])"')"
 stack=$(j .groups[0].stack)
 expect_eq "the stack's innermost frame has sched.c and a line" "sched.c:true" \
 	"$(j ".stacks[] | select(.id == $stack) | .frames[0] | \"\(.file | split(\"/\") | last):\(.line > 0)\"")"

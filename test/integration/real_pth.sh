@@ -44,11 +44,12 @@ expect_eq "each coroutine's resume count equals the switches to its id" 0 \
 		| tostring), value: length}) | from_entries) as \$to | [.[] | select(.type == \"state\"
 		and .coro != $main) | select(.switches != (\$to[.coro | tostring] // 0))] | length")"
 
-# Who is who, by the function right above the trampoline frame in its suspend stacks (the frame
-# under the preload's entry trampoline, ctp_makecontext_entry).
-roles="($stacks as \$s | [.[] | select(.type == \"switch\" and .stack != null)
-	| {coro: .from, f: (\$s[.stack | tostring] | map(.sym)
-		| if index(\"ctp_makecontext_entry\") then .[index(\"ctp_makecontext_entry\") - 2] else null end)}]
+# Who is who, by the function right above Pth's trampoline in its suspend stacks that reach the
+# coroutine's start (whose outermost frame is glibc's __start_context, as untraced).
+starts='(map(select(.type == "stack") | {key: (.id | tostring), value: .}) | from_entries)'
+roles="($starts as \$s | [.[] | select(.type == \"switch\" and .stack != null)
+	| {coro: .from, f: (\$s[.stack | tostring] | if .reaches_start
+		then (.frames | map(.sym) | .[length - 3]) else null end)}]
 	| map(select(.f != null))
 	| group_by(.coro) | map({key: (.[0].coro | tostring), value: (map(.f) | unique
 		| map(select(. != \"pth_exit\")) | join(\",\"))}) | from_entries)"

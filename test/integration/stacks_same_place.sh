@@ -48,7 +48,7 @@ q many '(map(select(.type == "stack") | {key: (.id | tostring), value: [.frames[
 	| join(" ")' >"$WORK/many.stacks"
 expected=$(for i in $(seq 0 $((N - 1))); do
 	caller=$([ $(((i / GROUP) % 2)) -eq 0 ] && echo read_header || echo read_body)
-	echo "wait_io $caller connection entry ctp_makecontext_entry"
+	echo "wait_io $caller connection entry __start_context"
 done)
 expect_eq "all $N suspends have their whole stack, through their own caller" "$expected" \
 	"$(cat "$WORK/many.stacks")"

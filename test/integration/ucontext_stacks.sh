@@ -42,6 +42,17 @@ for pair in reader:wait_for_input sleeper:wait_for_timer locker:wait_for_lock; d
 	done
 done
 
+# Stacks read as the program's own: the trampoline that sees an entry function return is the
+# tracer's, and untraced the frame below the entry is glibc's __start_context.
+expect_eq "no frame of any stack is in the tracer" 0 \
+	"$(q st '[.[] | select(.type == "stack") | .frames[] | select(.module | test("libctp"))] | length')"
+expect_eq "each coroutine's stack ends in __start_context, as untraced" \
+	"locker:__start_context reader:__start_context sleeper:__start_context" \
+	"$(q st '(map(select(.type == "stack") | {key: (.id | tostring), value: .frames}) | from_entries) as $s
+		| . as $all | [$all[] | select(.type == "coro" and .kind == "ucontext") | .coro as $c
+		| ([$all[] | select(.type == "state" and .coro == $c)][0].stack | tostring) as $id
+		| "\(.entry):\($s[$id][-1].sym)"] | sort | join(" ")')"
+
 # The state's stack is the one recorded at the coroutine's last suspend.
 expect_eq "state stacks are the stacks of the last switches away" 0 \
 	"$(q st '. as $all | [$all[] | select(.type == "state" and .stack != null) as $st

@@ -232,7 +232,7 @@ static void stations_are_read_and_garbage_skipped(void **state)
 	uint64_t ago = pstack_ago_ns(&snap, c->since_raw);
 	assert_true(ago >= 2000000000ull && ago < 60000000000ull);
 	uint32_t n;
-	const uint64_t *pcs = pstack_stack_frames(&snap, c->stack, &n);
+	const uint64_t *pcs = pstack_stack_frames(&snap, c->stack, &n, NULL);
 	assert_int_equal(n, 2);
 	assert_int_equal(pcs[0], 0xa1);
 	assert_int_equal(find(&snap, 11)->stack, c->stack);
@@ -243,7 +243,7 @@ static void stations_are_read_and_garbage_skipped(void **state)
 	assert_int_equal(c->stack, 0); /* a running coroutine's frames are its previous suspend's */
 	assert_true(find(&snap, 17)->torn);
 	assert_int_equal(find(&snap, 18)->wait_fd, -1);
-	pcs = pstack_stack_frames(&snap, find(&snap, 19)->stack, &n);
+	pcs = pstack_stack_frames(&snap, find(&snap, 19)->stack, &n, NULL);
 	assert_int_equal(n, DEPTH);
 
 	struct pstack_groups g;
@@ -261,6 +261,39 @@ static void stations_are_read_and_garbage_skipped(void **state)
 	pstack_groups_free(&g);
 	pstack_snapshot_free(&snap);
 	pstack_source_close(&s);
+}
+
+/* A frame in the preload's makecontext trampoline reads as the return address it stands in for,
+ * once the header names both; the stack then reaches its coroutine's start. */
+static void trampoline_frames_read_as_untraced(void **state)
+{
+	(void)state;
+	make_segment(true, (uint32_t)getpid());
+	set_stack(put(0, 10, CTP_STATE_SUSPENDED, 0), 0xa1, 0x5010);
+	set_stack(put(1, 11, CTP_STATE_SUSPENDED, 0), 0xa2, 0x5040); /* just past it */
+	for (int named = 0; named < 2; named++) {
+		hdr()->entry_tramp_lo = 0x5000;
+		hdr()->entry_tramp_hi = 0x5040;
+		hdr()->entry_tramp_untraced = named ? 0x7700 : 0;
+		struct pstack_source s;
+		char why[512];
+		assert_int_equal(locate(&s, why, sizeof(why)), PSTACK_EXIT_OK);
+		struct pstack_snapshot snap;
+		pstack_snapshot_take(&s, &snap);
+		uint32_t n;
+		bool reaches_start;
+		const uint64_t *pcs =
+			pstack_stack_frames(&snap, find(&snap, 10)->stack, &n, &reaches_start);
+		assert_int_equal(n, 2);
+		assert_int_equal(pcs[0], 0xa1);
+		assert_int_equal(pcs[1], named ? 0x7700 : 0x5010);
+		assert_int_equal(reaches_start, named);
+		pcs = pstack_stack_frames(&snap, find(&snap, 11)->stack, &n, &reaches_start);
+		assert_int_equal(pcs[1], 0x5040);
+		assert_false(reaches_start);
+		pstack_snapshot_free(&snap);
+		pstack_source_close(&s);
+	}
 }
 
 static void bad_blocks_are_ignored(void **state)
@@ -363,6 +396,7 @@ int main(void)
 		cmocka_unit_test_teardown(other_version_is_refused, drop_segment),
 		cmocka_unit_test(no_such_process),
 		cmocka_unit_test_teardown(stations_are_read_and_garbage_skipped, drop_segment),
+		cmocka_unit_test_teardown(trampoline_frames_read_as_untraced, drop_segment),
 		cmocka_unit_test_teardown(bad_blocks_are_ignored, drop_segment),
 		cmocka_unit_test_teardown(slots_never_handed_out_are_not_read, drop_segment),
 		cmocka_unit_test_teardown(growth_is_followed, drop_segment),
