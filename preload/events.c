@@ -25,7 +25,10 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	uint32_t n = 0;
 	int state_before = ctp_thread_enter(t);
 	/* Objects loaded since the last look (dlopen is not hooked, see modules.c). */
-	ctp_modules_scan();
+	if (kind == CTP_KIND_THREAD)
+		ctp_modules_scan();
+	else
+		ctp_modules_note_code(entry);
 	if (kind != CTP_KIND_THREAD)
 		n = ctp_unwind_from(&frames, ctp_proc.config.stack_depth, call_site, slot);
 	uint64_t now = ctp_now();

@@ -4,8 +4,12 @@
  * dlopen is not hooked: glibc searches a library with its caller's RUNPATH and namespace, and a
  * wrapper would make the preload the caller. Instead the loader's own count of objects loaded
  * (dl_iterate_phdr's dlpi_adds, which dlmopen namespaces count too) is compared at the moments
- * that matter: a coroutine or thread starting, the process ending. The table is rescanned only
- * when it changed. */
+ * that matter: before libunwind walks a stack, when a thread starts or a coroutine starts in
+ * code outside the module of the last one, and when the process ends. The table is rescanned
+ * only when it changed. A stack served by the stack memo instead of a walk holds the return
+ * addresses of a stack walked before, whose modules that walk's look found. (A look at every
+ * coroutine's making cost pdns-recursor 200 instructions a query: dl_iterate_phdr takes the
+ * loader's lock.) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
@@ -149,6 +153,37 @@ void ctp_modules_scan(void)
 	}
 	ctp_fork_guard_leave();
 	__atomic_store_n(&scan_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The module that held the last entry looked up; entries never change once published. */
+static const struct ctp_module *code_module;
+
+static const struct ctp_module *module_holding(uint64_t addr)
+{
+	uint64_t off = CTP_LOAD_ACQUIRE(&ctp_seg.hdr->blocks_head);
+	while (off) {
+		struct ctp_block *b = ctp_segment_ptr(off);
+		if (b->kind == CTP_BLOCK_MODULES) {
+			struct ctp_module_chunk *c = (struct ctp_module_chunk *)b;
+			uint32_t count = CTP_LOAD_ACQUIRE(&c->count);
+			for (uint32_t i = 0; i < count; i++)
+				if (addr >= c->modules[i].lo && addr < c->modules[i].hi)
+					return &c->modules[i];
+		}
+		off = b->next;
+	}
+	return NULL;
+}
+
+void ctp_modules_note_code(uint64_t addr)
+{
+	const struct ctp_module *m = __atomic_load_n(&code_module, __ATOMIC_ACQUIRE);
+	if (m && addr >= m->lo && addr < m->hi)
+		return;
+	ctp_modules_scan();
+	m = module_holding(addr);
+	if (m)
+		__atomic_store_n(&code_module, m, __ATOMIC_RELEASE);
 }
 
 void ctp_modules_fork_child(void)

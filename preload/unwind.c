@@ -11,6 +11,7 @@
 #include "preload/stations.h"
 #include "preload/threads.h"
 #include "preload/fork_guard.h"
+#include "preload/modules.h"
 #include "preload/unwind.h"
 #include "preload/walk_stack.h"
 
@@ -139,6 +140,8 @@ static __attribute__((always_inline)) inline int walk_here(struct ctp_walk_area 
 	static __thread int *errno_at __attribute__((tls_model("initial-exec")));
 	if (CTP_UNLIKELY(!errno_at))
 		errno_at = &errno;
+	/* The modules of the frames about to be found (modules.c). */
+	ctp_modules_scan();
 	if (!walk_begin())
 		return 0;
 	int saved_errno = *errno_at;

@@ -1,5 +1,6 @@
 /* Boost.Context inside a plugin loaded RTLD_NOW|RTLD_LOCAL (path in argv[1]): a C program that
- * does not link Boost itself calls the plugin, which runs a generator on fibers. */
+ * does not link Boost itself calls the plugin, which runs a generator on fibers, then unloads it
+ * (its modules are gone before the process ends). */
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -22,5 +23,6 @@ int main(int argc, char **argv)
 	printf("generator: %s\nsum: %d\n", buf, sum);
 	sum = run(buf, sizeof(buf));
 	printf("again: %d\n", sum);
+	printf("dlclose: %d\n", dlclose(h));
 	return 0;
 }
