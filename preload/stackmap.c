@@ -135,29 +135,6 @@ CTP_ALWAYS_INLINE bool next_span(struct unit_map *map, uint64_t *unit, uint64_t 
 	return true;
 }
 
-void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi)
-{
-	if (hi <= lo)
-		return;
-	struct unit_map *map = map_for(lo, hi);
-	uint64_t unit = lo >> map->shift;
-	struct leaf_span span;
-	while (next_span(map, &unit, (hi - 1) >> map->shift, true, &span)) {
-		for (uint32_t i = span.first; i <= span.last; i++) {
-			uint32_t *slot = span.leaf->slot[i];
-			/* Into the first place unless it holds a live stack on this unit. */
-			uint64_t unit_lo = (span.leaf_unit | i) << map->shift;
-			uint32_t first = CTP_LOAD_RELAXED(&slot[0]);
-			int k = first && ctp_station_live_over(first - 1, unit_lo,
-							       unit_lo + (1ull << map->shift))
-					? 1
-					: 0;
-			CTP_STORE_RELEASE(&slot[k], idx + 1);
-		}
-	}
-	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
-}
-
 void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
@@ -212,6 +189,38 @@ void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t
 		return;
 	retire_in(&pages, t, lo, hi);
 	retire_in(&chunks, t, lo, hi);
+}
+
+void ctp_stackmap_claim(struct ctp_thread *t, uint32_t idx, uint64_t lo, uint64_t hi)
+{
+	if (hi <= lo)
+		return;
+	struct unit_map *map = map_for(lo, hi);
+	retire_in(map == &pages ? &chunks : &pages, t, lo, hi);
+	uint64_t unit = lo >> map->shift;
+	struct leaf_span span;
+	while (next_span(map, &unit, (hi - 1) >> map->shift, true, &span)) {
+		for (uint32_t i = span.first; i <= span.last; i++) {
+			uint32_t *slot = span.leaf->slot[i];
+			uint64_t unit_lo = (span.leaf_unit | i) << map->shift;
+			int place = 0;
+			for (int k = 0; k < 2; k++) {
+				uint32_t v = CTP_LOAD_ACQUIRE(&slot[k]);
+				if (v == 0 || v - 1 == idx)
+					continue;
+				/* A live stack over the new one is retired (its end clears its
+				 * place); one that only shares the unit keeps the first place. */
+				if (v - 1 != t->current && ctp_station_live_over(v - 1, lo, hi))
+					ctp_coro_abandon(t, v - 1);
+				else if (k == 0 &&
+					 ctp_station_live_over(v - 1, unit_lo,
+							       unit_lo + (1ull << map->shift)))
+					place = 1;
+			}
+			CTP_STORE_RELEASE(&slot[place], idx + 1);
+		}
+	}
+	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
 }
 
 uint32_t ctp_stackmap_find(uint64_t sp)

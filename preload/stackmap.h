@@ -11,7 +11,6 @@
 #include "preload/stations.h"
 #include "preload/threads.h"
 
-CTP_HIDDEN void ctp_stackmap_add(uint32_t idx, uint64_t lo, uint64_t hi);
 /* Notes that a coroutine's stack starts at lo, so that freeing that block ends the coroutine
  * (stack_release.c). */
 CTP_HIDDEN void ctp_stack_base_note(uint64_t lo);
@@ -21,6 +20,10 @@ CTP_HIDDEN void ctp_stackmap_remove(uint32_t idx, uint64_t lo, uint64_t hi);
 /* A stack is made anew over [lo, hi): every coroutine whose stack overlaps it is gone for good
  * (programs reuse stacks, and allocators hand out ranges that overlap old ones partly). */
 CTP_HIDDEN void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t hi);
+/* Coroutine idx is made on [lo, hi): registers its stack, and retires as above every other
+ * coroutine whose stack overlaps it, in one pass over the stack's units (a program that makes a
+ * coroutine per request pays this at every request). The running coroutine is never retired. */
+CTP_HIDDEN void ctp_stackmap_claim(struct ctp_thread *t, uint32_t idx, uint64_t lo, uint64_t hi);
 /* The coroutine station whose stack holds `sp`, or CTP_NO_STATION. */
 CTP_HIDDEN uint32_t ctp_stackmap_find(uint64_t sp);
 CTP_HIDDEN uint32_t ctp_station_for_sp_slow(struct ctp_thread *t, uint64_t sp);

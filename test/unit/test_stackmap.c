@@ -57,15 +57,21 @@ static uint64_t region(int test)
 	return 0x500000000000ull + (uint64_t)test * 0x10000000ull;
 }
 
-/* A suspended coroutine on [lo, hi), registered. */
-static void make(uint32_t idx, uint64_t lo, uint64_t hi)
+/* A suspended coroutine on [lo, hi), registered by `maker`. */
+static void make_by(struct ctp_thread *maker, uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	struct ctp_station *s = ctp_station_at(idx);
 	s->stack_lo = lo;
 	s->stack_hi = hi;
 	s->kind = CTP_KIND_UCONTEXT;
 	s->state = CTP_STATE_SUSPENDED;
-	ctp_stackmap_add(idx, lo, hi);
+	ctp_stackmap_claim(maker, idx, lo, hi);
+}
+
+static void make(uint32_t idx, uint64_t lo, uint64_t hi)
+{
+	struct ctp_thread maker = {.current = CTP_NO_STATION};
+	make_by(&maker, idx, lo, hi);
 }
 
 /* Every 1 KiB of [lo, hi), and its first and last byte, belongs to idx. */
@@ -157,12 +163,37 @@ static void test_retire_overlapping(void **state)
 	assert_int_equal(abandoned[3], 0);
 }
 
+/* A stack made over live ones owns its range at once. The live stacks it overlaps are retired,
+ * in either table (the large one is in the chunks' table, the new one in the pages'); one that
+ * only shares its last page keeps answering for its own range; the running coroutine is never
+ * retired. */
+static void test_claim(void **state)
+{
+	(void)state;
+	uint64_t a = region(3) + 8 * KIB;
+	make(0, a, a + 100 * KIB);		/* large, overlapped at its top */
+	make(1, a + 100 * KIB, a + 110 * KIB);	/* small, overlapped whole */
+	make(2, a + 122 * KIB, a + 126 * KIB);	/* small, on the new one's last page only */
+	make(3, a + 110 * KIB, a + 112 * KIB);	/* small, overlapped whole, but running */
+	struct ctp_thread t = {.current = 3};
+	make_by(&t, 4, a + 98 * KIB, a + 121 * KIB);
+	assert_int_equal(abandoned[0], 1);
+	assert_int_equal(abandoned[1], 1);
+	assert_int_equal(abandoned[2], 0);
+	assert_int_equal(abandoned[3], 0);
+	assert_owns(4, a + 98 * KIB, a + 108 * KIB);
+	assert_owns(4, a + 112 * KIB, a + 121 * KIB);
+	assert_owns(2, a + 122 * KIB, a + 126 * KIB);
+	assert_int_equal(ctp_stackmap_find(a + 97 * KIB), CTP_NO_STATION);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_large_and_small_side_by_side, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retire_overlapping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claim, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
