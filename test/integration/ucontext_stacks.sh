@@ -45,7 +45,7 @@ done
 # Stacks read as the program's own: the trampoline that sees an entry function return is the
 # tracer's, and untraced the frame below the entry is glibc's __start_context.
 expect_eq "no frame of any stack is in the tracer" 0 \
-	"$(q st '[.[] | select(.type == "stack") | .frames[] | select(.module | test("libctp"))] | length')"
+	"$(q st '[.[] | select(.type == "stack") | .frames[] | select(.module // "" | test("libctp"))] | length')"
 expect_eq "each coroutine's stack ends in __start_context, as untraced" \
 	"locker:__start_context reader:__start_context sleeper:__start_context" \
 	"$(q st '(map(select(.type == "stack") | {key: (.id | tostring), value: .frames}) | from_entries) as $s

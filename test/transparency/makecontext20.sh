@@ -12,7 +12,7 @@ for mode in "${TP_MODES[@]}"; do
 		"$(tq makecontext20 "$mode" "[.[] | select(.pid == ${pid:-0})] as \$l |
 			(\$l[] | select(.type == \"coro\" and .entry == \"entry20\") | .coro) as \$c |
 			([\$l[] | select(.type == \"switch\" and .from == \$c)][0].stack) as \$s |
-			[\$l[] | select(.type == \"stack\") | .frames[] | select(.module | test(\"libctp\"))]
+			[\$l[] | select(.type == \"stack\") | .frames[] | select(.module // \"\" | test(\"libctp\"))]
 			as \$tracer | (\$l[] | select(.type == \"stack\" and .id == \$s) | .frames) as \$f |
 			\"\\(\$f[0].sym) \\(\$f[-1].sym):\\(\$tracer | length)\"")"
 done
