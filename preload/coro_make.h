@@ -22,8 +22,9 @@ struct ctp_coro_make_job {
 
 /* Runs the job on the stack it is called on: the coroutines whose stacks the new one overlaps
  * have ended, it gets a station and begins CREATED, the stack map knows its stack (and the
- * thread that its first resume goes to first_sp), and the free hook its base. Retired first,
- * so that a station they free is the one this coroutine takes. */
+ * thread that its first resume goes to first_sp), and the free hook its base. The station is
+ * taken first and the overlapped coroutines end before it begins (ctp_stackmap_claim), so their
+ * ends come before its creation in the trace. */
 CTP_HIDDEN void ctp_coro_make_run(void *job);
 
 /* Coroutine `coro` made on the stack [lo, hi); its station, or CTP_NO_STATION.
