@@ -159,6 +159,20 @@ __attribute__((noinline)) void ctp_switch_unwound(struct ctp_thread *t, uint32_t
 		switch_call_site(t, to, how, from_state, at, now);
 		return;
 	}
+	/* A hook entered through a stub runs on the walk stack already, where the memo is read:
+	 * a stack remembered at this place (the common case in a program that makes a coroutine
+	 * per request, each suspending there for the first time) needs neither the walk nor its
+	 * set-up. A place not remembered is looked for again below, before its walk: rare. */
+	if (ctp_walk_stack_here(t) && at->call_site) {
+		const uint64_t *frames;
+		uint32_t n = ctp_unwind_remembered(area, &frames, depth, at->ret_slot,
+						   t->current_station);
+		if (n) {
+			switch_with_stack(t, to, how, from_state, now, frames, n,
+					  CTP_STACK_AT_SWITCH, at);
+			return;
+		}
+	}
 	_Static_assert(sizeof(struct unwound_switch) <= sizeof(area->job), "fits the walk area");
 	*(struct unwound_switch *)area->job = (struct unwound_switch){
 		.t = t,

@@ -234,6 +234,18 @@ __attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint
 	return n;
 }
 
+uint32_t ctp_unwind_remembered(struct ctp_walk_area *area, const uint64_t **frames, uint32_t max,
+			       uint64_t sp, const struct ctp_station *running)
+{
+	/* As known_stack_top answers first, without its checks of a station that may have ended:
+	 * the running coroutine's is live. */
+	uint64_t top = CTP_LOAD_RELAXED(&running->stack_hi);
+	if (CTP_LOAD_RELAXED(&running->kind) == CTP_KIND_THREAD ||
+	    sp < CTP_LOAD_RELAXED(&running->stack_lo) || sp >= top)
+		top = known_stack_top(sp);
+	return top ? ctp_unwind_memo_find(&area->memo, sp, top, max, frames) : 0;
+}
+
 uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,
 				    uint32_t max, uint64_t call_site, uint64_t sp)
 {

@@ -31,6 +31,14 @@ CTP_HIDDEN uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max, uint6
 struct ctp_walk_area;
 CTP_HIDDEN uint32_t ctp_unwind_from_walk_stack(struct ctp_walk_area *area, const uint64_t **frames,
 					       uint32_t max, uint64_t call_site, uint64_t sp);
+/* Only the memory check of the same: the stack remembered at the place whose call site is
+ * stored at sp (unwind_memo.h), 0 frames when there is none. `running`: the station of the
+ * coroutine that suspends there, whose stack bounds answer without a lookup. For a caller on the
+ * walk stack, where the memo is used (walk_stack.h): its notes run there too, never in between. */
+struct ctp_station;
+CTP_HIDDEN uint32_t ctp_unwind_remembered(struct ctp_walk_area *area, const uint64_t **frames,
+					  uint32_t max, uint64_t sp,
+					  const struct ctp_station *running);
 
 /* Whether the running stack has room for a walk on it (known bounds, 8 KiB left): the pass at
  * exit (unwind_saved.c) walks in place. */

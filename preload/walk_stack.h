@@ -54,6 +54,13 @@ CTP_HIDDEN void ctp_walk_area_release(struct ctp_thread *t);
  * fast path takes such a frame as a plain one). */
 CTP_HIDDEN void ctp_on_walk_stack(void *arg, void (*fn)(void *arg), struct ctp_walk_area *area);
 
+/* Whether this runs on t's walk stack already: the C part of a hook entered through a stub. */
+static inline bool ctp_walk_stack_here(const struct ctp_thread *t)
+{
+	uint8_t *sp = __builtin_frame_address(0);
+	return t->walk_top && sp >= t->walk_top - CTP_WALK_TOP_OFFSET && sp < t->walk_top;
+}
+
 /* Runs fn(arg) on the thread's walk stack: switched to, or right here when this runs on it
  * already (the C part of a switch hook, whose stub switched: switch_stub.h). Returns false,
  * fn not run, when code this interrupted uses the walk stack: a signal handler that landed
@@ -61,8 +68,7 @@ CTP_HIDDEN void ctp_on_walk_stack(void *arg, void (*fn)(void *arg), struct ctp_w
 static inline bool ctp_walk_stack_run(struct ctp_thread *t, struct ctp_walk_area *area,
 				      void (*fn)(void *arg), void *arg)
 {
-	uint8_t *sp = __builtin_frame_address(0);
-	if (t->walk_top && sp >= t->walk_top - CTP_WALK_TOP_OFFSET && sp < t->walk_top) {
+	if (ctp_walk_stack_here(t)) {
 		fn(arg);
 		return true;
 	}
