@@ -236,6 +236,15 @@ uint32_t ctp_stackmap_find(uint64_t sp)
 enum { MAX_THREAD_STACKS = CTP_MAX_THREAD_SLOTS };
 static uint32_t thread_slots[MAX_THREAD_STACKS];
 static uint32_t thread_slots_used; /* high-water mark */
+/* Each slot's stack, compared first: a coroutine's making asks whether its stack lies on any
+ * thread's (ctp_note_stack_on_other_thread), and the station's own checks took a lookup in the
+ * station directory for every slot (pdns-recursor, whose eight threads' slots were looked at
+ * for each query's coroutine: 104 instructions a query). Written once the slot is taken and
+ * cleared after it is given back: a range seen without its slot, or the reverse, answers
+ * nothing (the station is still checked). */
+static struct {
+	uint64_t lo, hi;
+} thread_ranges[MAX_THREAD_STACKS];
 
 uint32_t ctp_thread_stacks_add(uint32_t idx)
 {
@@ -243,6 +252,11 @@ uint32_t ctp_thread_stacks_add(uint32_t idx)
 		uint32_t expected = 0;
 		if (__atomic_compare_exchange_n(&thread_slots[i], &expected, idx + 1, false,
 						__ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			const struct ctp_station *s = ctp_station_at(idx);
+			__atomic_store_n(&thread_ranges[i].lo, CTP_LOAD_RELAXED(&s->stack_lo),
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&thread_ranges[i].hi, CTP_LOAD_RELAXED(&s->stack_hi),
+					 __ATOMIC_RELAXED);
 			uint32_t used = __atomic_load_n(&thread_slots_used, __ATOMIC_RELAXED);
 			while (used <= i &&
 			       !__atomic_compare_exchange_n(&thread_slots_used, &used, i + 1, true,
@@ -262,8 +276,11 @@ void ctp_thread_stacks_remove(uint32_t idx)
 	for (uint32_t i = 0; i < used; i++) {
 		uint32_t expected = idx + 1;
 		if (__atomic_compare_exchange_n(&thread_slots[i], &expected, 0, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&thread_ranges[i].lo, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&thread_ranges[i].hi, 0, __ATOMIC_RELAXED);
 			return;
+		}
 	}
 }
 
@@ -272,6 +289,9 @@ static uint32_t thread_stack_over(uint64_t lo, uint64_t hi)
 {
 	uint32_t used = __atomic_load_n(&thread_slots_used, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < used; i++) {
+		if (__atomic_load_n(&thread_ranges[i].lo, __ATOMIC_RELAXED) >= hi ||
+		    lo >= __atomic_load_n(&thread_ranges[i].hi, __ATOMIC_RELAXED))
+			continue;
 		uint32_t v = __atomic_load_n(&thread_slots[i], __ATOMIC_ACQUIRE);
 		if (v && CTP_LOAD_RELAXED(&ctp_station_at(v - 1)->kind) == CTP_KIND_THREAD &&
 		    ctp_station_live_over(v - 1, lo, hi))
