@@ -212,9 +212,9 @@ out:
 }
 
 /* The real free, found at the first call: until then this stands in for it, so that the hook
- * calls through the pointer without checking it first (two instructions of each of the 120 or
- * so frees a pdns-recursor query makes). dlsym may itself free: while the lookup runs, a free of
- * this thread leaks instead. */
+ * calls through the pointer without checking it first (three instructions of each of the 120
+ * or so frees a pdns-recursor query makes). dlsym may itself free: while the lookup runs, a
+ * free of this thread leaks instead. */
 static void free_unresolved(void *p);
 static void (*real_free_fn)(void *) = free_unresolved;
 
