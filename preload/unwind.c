@@ -186,7 +186,7 @@ enum { WALK_STACK_FRAMES = 2 };
 
 __attribute__((noinline)) uint32_t ctp_unwind(const uint64_t **frames, uint32_t max, uint32_t skip)
 {
-	struct ctp_walk_area *area;
+	struct ctp_walk_area *area = NULL; /* set by a walk that finds frames */
 	if (max == 0)
 		return 0;
 	skip += WALK_STACK_FRAMES + 1; /* and this function's own frame */
@@ -216,7 +216,7 @@ static uint32_t from_call_site(struct ctp_walk_area *area, int n, const uint64_t
 __attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint32_t max,
 						   uint64_t call_site, uint64_t slot)
 {
-	struct ctp_walk_area *area;
+	struct ctp_walk_area *area = NULL; /* set by a walk that finds frames */
 	if (!unw_backtrace_fn || max == 0 || call_site == 0)
 		return 0; /* nothing to walk with: no walk area mapped for a memo either */
 	uint64_t top = slot ? known_stack_top(slot) : 0;
@@ -227,8 +227,10 @@ __attribute__((noinline)) uint32_t ctp_unwind_from(const uint64_t **frames, uint
 	/* The stack walked is the one that holds slot, known or not, also when this runs on the
 	 * walk stack (a coroutine's making, coro_make.h), whose frames link back into it. */
 	bool known = slot ? top != 0 : known_stack_top((uint64_t)__builtin_frame_address(0)) != 0;
-	n = from_call_site(area, walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX), known), frames,
-			   max, call_site);
+	/* The walk first: it sets area, and a call's arguments are evaluated in no set order
+	 * (read before the walk, area was whatever the stack held). */
+	int walked = walk(&area, (int)(max + CTP_WALK_OWN_FRAMES_MAX), known);
+	n = from_call_site(area, walked, frames, max, call_site);
 	if (n && memo)
 		ctp_unwind_memo_note(&memo->memo, slot, top, *frames, n);
 	return n;
