@@ -28,6 +28,7 @@ struct ctp_ring_state {
 
 #define CTP_PROC_MAX_RUNNING 16
 #define CTP_PROC_QUEUED_SUSPENDS 1024 /* a power of two */
+#define CTP_PROC_ONE_FRAME_STACKS 256 /* a power of two */
 
 struct ctp_proc {
 	struct ctp_collector *c;
@@ -59,6 +60,13 @@ struct ctp_proc {
 
 	struct ctp_coro_table coros;
 	struct ctp_stack_table stacks;
+	/* Stacks of one frame by that frame as the record holds it, a cache in front of `stacks`
+	 * (records.c, ctp_proc_intern_stack): most switch lines carry their call site alone, and
+	 * interning it took a copy, the trampoline's check and a hash lookup each. id 0: empty. */
+	struct ctp_one_frame_stack {
+		uint64_t frame;
+		uint32_t id;
+	} one_frame[CTP_PROC_ONE_FRAME_STACKS];
 	struct ctp_symcache syms;
 	size_t modules_written; /* syms.mods[0 .. this) have their `module` line */
 

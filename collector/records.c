@@ -52,8 +52,24 @@ const struct ctp_sym *ctp_proc_symbol(struct ctp_proc *p, uint64_t addr, bool re
 /* A record's frame count is one byte: no stack is longer. */
 enum { STACK_MAX = 256 };
 
+/* Where a stack of one frame is cached. */
+static struct ctp_one_frame_stack *one_frame_slot(struct ctp_proc *p, uint64_t frame)
+{
+	uint64_t h = frame * 0x9e3779b97f4a7c15ull;
+	return &p->one_frame[(h >> 32) & (CTP_PROC_ONE_FRAME_STACKS - 1)];
+}
+
+/* A frame maps to one id for the process's whole life: the trampoline's range and the address
+ * it stands for (header.entry_tramp_*) are written once, before any coroutine can run in it,
+ * so a frame in that range is never seen before they are, and one outside it never changes. */
 uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *given, uint32_t n)
 {
+	struct ctp_one_frame_stack *cached = NULL;
+	if (n == 1) {
+		cached = one_frame_slot(p, given[0]);
+		if (cached->id && cached->frame == given[0])
+			return cached->id;
+	}
 	uint64_t frames[STACK_MAX];
 	if (n > STACK_MAX)
 		n = STACK_MAX;
@@ -69,6 +85,8 @@ uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *given, uint32
 			syms[i] = ctp_proc_symbol(p, frames[i], true);
 		ctp_emit_stack(&p->c->em, p->pid, id, reaches_start, frames, syms, n);
 	}
+	if (cached)
+		*cached = (struct ctp_one_frame_stack){.frame = given[0], .id = id};
 	return id;
 }
 

@@ -380,6 +380,37 @@ static void malformed_and_unknown_records(void **state)
 	assert_null(ctp_coro_find(&f->p.coros, 3));
 }
 
+/* Stacks of one frame (a switch's call site alone) are looked up in a cache before the table:
+ * each frame keeps its own id however many frames share the cache's places, a frame in the
+ * makecontext trampoline has the id of the address it stands for, and a stack of one frame is
+ * not the longer stack it begins. */
+static void one_frame_stacks_keep_their_ids(void **state)
+{
+	struct fixture *f = *state;
+	struct ctp_header *h = (struct ctp_header *)f->segment;
+	h->entry_tramp_lo = 0x9000;
+	h->entry_tramp_hi = 0x9100;
+	h->entry_tramp_untraced = 0x7777;
+	enum { FRAMES = 4 * CTP_PROC_ONE_FRAME_STACKS };
+	for (uint32_t i = 0; i < FRAMES; i++) {
+		uint64_t frame = 0x100000 + 16 * i;
+		assert_int_equal(ctp_proc_intern_stack(&f->p, &frame, 1), i + 1);
+	}
+	for (uint32_t i = FRAMES; i-- > 0;) {
+		uint64_t frame = 0x100000 + 16 * i;
+		assert_int_equal(ctp_proc_intern_stack(&f->p, &frame, 1), i + 1);
+	}
+	uint64_t in_trampoline = 0x9010, untraced = 0x7777;
+	uint32_t id = ctp_proc_intern_stack(&f->p, &in_trampoline, 1);
+	assert_int_equal(id, FRAMES + 1);
+	assert_int_equal(ctp_proc_intern_stack(&f->p, &untraced, 1), id);
+	assert_int_equal(ctp_proc_intern_stack(&f->p, &in_trampoline, 1), id);
+	uint64_t two[2] = {0x100000, 0x2222};
+	assert_int_equal(ctp_proc_intern_stack(&f->p, two, 2), FRAMES + 2);
+	assert_int_equal(ctp_proc_intern_stack(&f->p, two, 1), 1);
+	assert_int_equal(f->p.stacks.count, FRAMES + 2);
+}
+
 /* Records stamped with the TSC are converted with the collector's model; without one (or with
  * CLOCK_MONOTONIC stamps) they pass unchanged. */
 static void clock_readings_are_converted(void **state)
@@ -413,6 +444,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(fd_records_become_fd_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_and_unknown_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_frame_stacks_keep_their_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(clock_readings_are_converted, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
