@@ -54,7 +54,9 @@ static void *writer(void *arg)
 	}
 	if (st->writers > 1)
 		CTP_STORE_RELEASE(&st->turn, (w->id + 1) % st->writers); /* let the other one out */
-	CTP_STORE_RELEASE(&st->done, CTP_LOAD_RELAXED(&st->done) + 1);
+	/* One atomic add: two writers finish at nearly the same time, and a load and a store of
+	 * each could both read 0 and both write 1, leaving the reader waiting for good. */
+	__atomic_fetch_add(&st->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
