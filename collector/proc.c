@@ -248,8 +248,13 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 		}
 		ctp_spool_consumed(&p->hv.spool, used);
 		total += used;
+		/* What each piece of the spool completes goes out before the next is queued: a
+		 * whole spool converted at once (the final drain, a snapshot, after a hold) would
+		 * otherwise be copied into the reorder queue entire, which then keeps that size. */
+		ctp_proc_release_ordered(p);
 	}
-	ctp_proc_release_ordered(p);
+	if (total == 0)
+		ctp_proc_release_ordered(p); /* a quiet process's records wait only so long */
 	return total;
 }
 

@@ -2,8 +2,8 @@
  * line docs/trace-format.md describes, stacks are written once before the first line that
  * refers to them, a coroutine named before its creation is announced first, the coroutine table
  * follows the switches; a record too short for what it claims is counted as malformed and gives
- * no line; a kind this collector does not know is skipped. Lines are read back from the zstd
- * file with the trace reader, as ctp-cat reads them. */
+ * no line; a kind this collector does not know is skipped; a spooled backlog leaves as it is
+ * read. Lines are read back from the zstd file with the trace reader, as ctp-cat reads them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,9 @@
 
 #include <cmocka.h>
 
+#include "collector/proc.h"
 #include "collector/records.h"
+#include "collector/spool.h"
 #include "cat/reader/trace_reader.h"
 
 #define PID 77
@@ -70,6 +72,8 @@ static int teardown(void **state)
 	ctp_coro_table_free(&f->p.coros);
 	ctp_stack_table_free(&f->p.stacks);
 	ctp_symcache_free(&f->p.syms);
+	ctp_reorder_free(&f->p.order);
+	free(f->p.rings);
 	unlink(f->path);
 	free(f);
 	return 0;
@@ -434,6 +438,54 @@ static void clock_readings_are_converted(void **state)
 	assert_int_equal(num(f->lines[0], "ts"), 1001000);
 }
 
+/* Spools one harvest pass: a batch of ring 0 with `n` switches stamped from *ts on, then the
+ * pass's marker, which began after the last of them was stamped. */
+static void spool_pass(struct ctp_spool *spool, uint32_t n, uint64_t *ts)
+{
+	size_t bytes = n * sizeof(struct ctp_rec_switch), room;
+	uint8_t *w = ctp_spool_write_room(spool, sizeof(struct ctp_spool_batch) + bytes, &room);
+	*(struct ctp_spool_batch *)w =
+		(struct ctp_spool_batch){.ring = 0, .owner = TID, .bytes = (uint32_t)bytes};
+	struct ctp_rec_switch *rec = (struct ctp_rec_switch *)(w + sizeof(struct ctp_spool_batch));
+	for (uint32_t i = 0; i < n; i++)
+		rec[i] = (struct ctp_rec_switch){.h = {.size = sizeof(*rec),
+						       .type = CTP_REC_SWITCH,
+						       .aux = CTP_HOW_SWAPCONTEXT},
+						 .ts = (*ts)++,
+						 .from = 1 + i % 2,
+						 .to = 2 - i % 2,
+						 .from_station = UINT32_MAX};
+	ctp_spool_commit(spool, sizeof(struct ctp_spool_batch) + bytes);
+	w = ctp_spool_write_room(spool, sizeof(struct ctp_spool_batch), &room);
+	*(struct ctp_spool_batch *)w =
+		(struct ctp_spool_batch){.ring = CTP_SPOOL_PASS, .pass_start = *ts};
+	ctp_spool_commit(spool, sizeof(struct ctp_spool_batch));
+}
+
+/* A spool converted whole (the final drain, a snapshot, the backlog after a hold) is let out as
+ * it is read: what each pass completes leaves before the next piece of the spool is queued, so
+ * the queue that puts records in time order holds a few passes, not the backlog, and keeps no
+ * more memory than that. Every record still becomes its line. */
+static void a_backlog_is_let_out_as_it_is_read(void **state)
+{
+	struct fixture *f = *state;
+	enum { PASSES = 1024, PER_PASS = 256 }; /* 10 MiB of records, 40 spool chunks */
+	struct ctp_spool_budget budget;
+	ctp_spool_budget_init(&budget, 64u << 20);
+	ctp_spool_init(&f->p.hv.spool, &budget);
+	uint64_t ts = 1000;
+	for (int i = 0; i < PASSES; i++)
+		spool_pass(&f->p.hv.spool, PER_PASS, &ts);
+	uint64_t spooled = (uint64_t)PASSES * (2 * sizeof(struct ctp_spool_batch) +
+					       PER_PASS * sizeof(struct ctp_rec_switch));
+	assert_int_equal(ctp_proc_convert(&f->p, 0), spooled);
+	assert_int_equal(f->c.em.switches, (uint64_t)PASSES * PER_PASS);
+	assert_int_equal(f->p.order.nq, 1);
+	assert_true(f->p.order.q[0].cap <= 2 * CTP_SPOOL_CHUNK);
+	ctp_spool_free(&f->p.hv.spool);
+	ctp_spool_budget_fini(&budget);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +498,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(malformed_and_unknown_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_frame_stacks_keep_their_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(clock_readings_are_converted, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_backlog_is_let_out_as_it_is_read, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
