@@ -21,6 +21,9 @@
  * traced threads' rings fill and drop records (counted). 256 MiB is minutes of a slow disk or
  * a few seconds of the busiest programs. */
 #define DEFAULT_SPOOL_MB 256
+/* At least the two chunks one ring's turn may need. */
+#define MIN_SPOOL_MB 1
+#define MAX_SPOOL_MB (1 << 20)
 
 static void usage(FILE *f)
 {
@@ -42,7 +45,8 @@ static void usage(FILE *f)
 	      "                  ms, so that the traced program has the CPUs (0: never; default\n"
 	      "                  CTP_HOLD_MS, else 2000)\n"
 	      "  --spool-mb N    memory for records harvested but not yet written, in MiB\n"
-	      "                  (default 256; when it is full, records are dropped and counted)\n"
+	      "                  (default CTP_SPOOL_MB, else 256; when it is full, records are\n"
+	      "                  dropped and counted)\n"
 	      "  --remove-socket-dir  at the end, remove the socket's directory too (when empty)\n"
 	      "  --help, --version\n",
 	      f);
@@ -60,19 +64,19 @@ static bool parse_int(const char *s, long min, long max, int *out)
 }
 
 /* The collector is started by ctp-run or by the preload, with the program's environment: this is
- * how a user reaches the setting in both forms. A bad value is ignored, as the preload ignores
- * its own. */
-static int hold_ms_from_env(void)
+ * how a user reaches a setting in both forms. A bad value is ignored, as the preload ignores its
+ * own. */
+static int int_from_env(const char *name, int min, int max, int fallback)
 {
-	const char *s = getenv("CTP_HOLD_MS");
+	const char *s = getenv(name);
 	int v;
 	if (!s || !*s)
-		return DEFAULT_HOLD_MS;
-	if (parse_int(s, 0, MAX_HOLD_MS, &v))
+		return fallback;
+	if (parse_int(s, min, max, &v))
 		return v;
-	fprintf(stderr, "ctp-collector: ignoring CTP_HOLD_MS=%s: not a number from 0 to %d\n", s,
-		MAX_HOLD_MS);
-	return DEFAULT_HOLD_MS;
+	fprintf(stderr, "ctp-collector: ignoring %s=%s: not a number from %d to %d\n", name, s, min,
+		max);
+	return fallback;
 }
 
 int main(int argc, char **argv)
@@ -108,10 +112,9 @@ int main(int argc, char **argv)
 		.ready_fd = -1,
 		.level = DEFAULT_LEVEL,
 		.grace_ms = DEFAULT_GRACE_MS,
-		.hold_ms = hold_ms_from_env(),
-		.spool_bytes = (uint64_t)DEFAULT_SPOOL_MB << 20,
+		.hold_ms = int_from_env("CTP_HOLD_MS", 0, MAX_HOLD_MS, DEFAULT_HOLD_MS),
 	};
-	int spool_mb;
+	int spool_mb = int_from_env("CTP_SPOOL_MB", MIN_SPOOL_MB, MAX_SPOOL_MB, DEFAULT_SPOOL_MB);
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -145,12 +148,10 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_SPOOL:
-			/* At least the two chunks one ring's turn may need. */
-			if (!parse_int(optarg, 1, 1 << 20, &spool_mb)) {
+			if (!parse_int(optarg, MIN_SPOOL_MB, MAX_SPOOL_MB, &spool_mb)) {
 				fprintf(stderr, "ctp-collector: bad --spool-mb: %s\n", optarg);
 				return 1;
 			}
-			o.spool_bytes = (uint64_t)spool_mb << 20;
 			break;
 		case OPT_HOLD:
 			if (!parse_int(optarg, 0, MAX_HOLD_MS, &o.hold_ms)) {
@@ -178,5 +179,6 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
+	o.spool_bytes = (uint64_t)spool_mb << 20;
 	return ctp_collector_run(&o);
 }
