@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/reorder.h"
 #include "collector/segmap.h"
 #include "ctp/xalloc.h"
 #include "ctp/atomics.h"
@@ -92,7 +93,8 @@ struct copy_ctx {
 	uint32_t index;
 	uint8_t *room; /* the open batch, NULL when none */
 	size_t room_len;
-	size_t used; /* bytes of the open batch, its header included */
+	size_t used;	/* bytes of the open batch, its header included */
+	size_t last_at; /* where in the open batch the last record copied begins */
 	uint32_t flags;
 };
 
@@ -142,6 +144,7 @@ static void copy_visit(void *ctx, const struct ctp_rec *rec)
 	uint8_t *dst = c->room + c->used;
 	memcpy(dst, rec, size);
 	((struct ctp_rec *)dst)->size = (uint16_t)size;
+	c->last_at = c->used;
 	c->used += size;
 }
 
@@ -156,7 +159,10 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 	if (!h->view.base)
 		return 0;
 	follow_growth(h);
-	uint64_t pass_start = ctp_harvest_clock_now(h);
+	/* What the pass's marker vouches for (CTP_SPOOL_PASS), known unless a ring it cut short
+	 * ended on a record with no time. */
+	uint64_t complete_before = ctp_harvest_clock_now(h);
+	bool bounded = true;
 	bool whole = true; /* every ring emptied, none cut short by the budget */
 	uint64_t total = 0;
 	for (size_t i = 0; i < h->nrings; i++) {
@@ -168,8 +174,19 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 		enum ctp_ring_status st = ctp_ring_consume(
 			r->ref.ring, r->ref.data, r->ref.capacity, budget, copy_visit, &c, &n);
 		total += n;
-		if (budget && n >= budget)
+		if (budget && n >= budget) {
+			/* The records left in the ring were stamped no earlier than the last one
+			 * taken, which is still in the open batch. */
 			whole = false;
+			uint64_t ts;
+			if (c.room &&
+			    ctp_rec_ts((const struct ctp_rec *)(c.room + c.last_at), &ts)) {
+				if (ts < complete_before)
+					complete_before = ts;
+			} else {
+				bounded = false;
+			}
+		}
 		if (fill && r->ref.capacity) {
 			uint64_t share = (budget && n >= budget)
 						 ? CTP_HARVEST_FILL_ONE
@@ -196,13 +213,15 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 	__atomic_store_n(&h->cut_short, !whole, __ATOMIC_RELEASE);
 	if (total == 0) {
 		ctp_spool_trim(&h->spool);
-	} else if (whole) {
-		/* Tells the converter how far the records are complete (collector/reorder.h). */
+	} else if (bounded) {
+		/* Tells the converter how far the records are complete (collector/reorder.h), also
+		 * after a pass cut short: a ring that stays behind for many passes would otherwise
+		 * keep every record of every ring from leaving the converter's queue. */
 		size_t room_len;
 		uint8_t *room =
 			ctp_spool_write_room(&h->spool, sizeof(struct ctp_spool_batch), &room_len);
-		*(struct ctp_spool_batch *)room =
-			(struct ctp_spool_batch){.ring = CTP_SPOOL_PASS, .pass_start = pass_start};
+		*(struct ctp_spool_batch *)room = (struct ctp_spool_batch){
+			.ring = CTP_SPOOL_PASS, .complete_before = complete_before};
 		ctp_spool_commit(&h->spool, sizeof(struct ctp_spool_batch));
 	}
 	return total;

@@ -24,9 +24,11 @@ enum {
 	CTP_BATCH_MALFORMED = 2, /* a record's size changed while it was copied: left out */
 };
 
-/* batch.ring of a pass marker: a pass over every ring of the process took all there was, and
- * it began when the segment's clock read `pass_start`. Every record stamped before that, but
- * for ones in flight (stamped, not yet published), is in this batch or before it. */
+/* batch.ring of a pass marker, written after each pass over the process's rings that took
+ * anything: every record stamped before `complete_before` (the segment's clock), but for ones in
+ * flight (stamped, not yet published), is in this batch or before it. That is when the pass
+ * began, or earlier when it left records in a ring (cut short by its budget): the time of the
+ * last record it took there, since a ring's records come in time order. */
 #define CTP_SPOOL_PASS UINT32_MAX
 
 struct ctp_spool_batch {
@@ -35,8 +37,8 @@ struct ctp_spool_batch {
 	uint32_t bytes; /* records that follow */
 	uint32_t flags; /* CTP_BATCH_* */
 	union {
-		uint64_t lost;	     /* records the producer dropped, after this batch's records */
-		uint64_t pass_start; /* of a pass marker: the segment's clock when the pass began */
+		uint64_t lost; /* records the producer dropped, after this batch's records */
+		uint64_t complete_before; /* of a pass marker (above) */
 	};
 };
 _Static_assert(sizeof(struct ctp_spool_batch) % 8 == 0, "records after a batch stay aligned");

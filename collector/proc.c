@@ -184,31 +184,44 @@ static void emit_record(void *ctx, uint32_t ring, const struct ctp_rec *rec)
 
 /* Records are held back at most this long for a quiet thread's ring to catch up. */
 #define REORDER_LAG_NS 100000000ull
+/* ...and at least this long behind the last pass's mark, for a record in flight: stamped, then
+ * its thread preempted before it published it. Such a thread waits for the other runnable
+ * threads' time slices, a few milliseconds; by hand, a flat-out 4-thread program on 2 CPUs had
+ * records published 0.8-4.2 ms after their stamps, and when passes follow one another closely
+ * (every ring behind), the next-to-last mark alone is only microseconds old. */
+#define REORDER_FLIGHT_NS 10000000ull
+
+/* `ns` in the process's clock's units. */
+static uint64_t clock_span(const struct ctp_proc *p, uint64_t ns)
+{
+	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc)
+		return (uint64_t)((double)ns / ctp_collector_tsc(p->c)->ns_per_tick);
+	return ns;
+}
 
 /* Lets out what no ring can still precede (collector/reorder.h): what was stamped before the
- * next-to-last whole harvest pass began (the pass after it took any record that was in flight
- * then), or, when the harvester has been idle, before a moment the lag in the past. Not the
- * latter while a ring or the spool still holds records (a pass was cut short by its budget, or
- * the converter is behind): older records of another ring may wait there. A program traced
- * from its start by LD_PRELOAD runs before its collector attaches, and its rings then hold
- * records far older than the lag. */
+ * next-to-last harvest pass's mark (the pass after it took any record that was in flight then)
+ * and the flight time before the last one, or, when the harvester has been idle, before a
+ * moment the lag in the past. Not the latter while a ring or the spool still holds records (a
+ * pass was cut short by its budget, or the converter is behind): older records of another ring
+ * may wait there. A program traced from its start by LD_PRELOAD runs before its collector
+ * attaches, and its rings then hold records far older than the lag. */
 void ctp_proc_release_ordered(struct ctp_proc *p)
 {
 	uint64_t until = p->pass_before;
+	uint64_t flight = clock_span(p, REORDER_FLIGHT_NS);
+	uint64_t settled = p->pass_last > flight ? p->pass_last - flight : 0;
+	if (settled < until)
+		until = settled;
 	size_t spooled;
 	if (__atomic_load_n(&p->hv.cut_short, __ATOMIC_ACQUIRE) ||
 	    ctp_spool_peek(&p->hv.spool, &spooled)) {
 		ctp_reorder_release(&p->order, until, emit_record, p);
 		return;
 	}
-	uint64_t now, lag;
-	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc) {
-		now = ctp_tsc();
-		lag = (uint64_t)((double)REORDER_LAG_NS / ctp_collector_tsc(p->c)->ns_per_tick);
-	} else {
-		now = ctp_monotonic_ns();
-		lag = REORDER_LAG_NS;
-	}
+	uint64_t now =
+		p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc ? ctp_tsc() : ctp_monotonic_ns();
+	uint64_t lag = clock_span(p, REORDER_LAG_NS);
 	if (now > lag && now - lag > until)
 		until = now - lag;
 	ctp_proc_release_until(p, until);
@@ -238,7 +251,7 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 				(const struct ctp_spool_batch *)(d + used);
 			if (b->ring == CTP_SPOOL_PASS) {
 				p->pass_before = p->pass_last;
-				p->pass_last = b->pass_start;
+				p->pass_last = b->complete_before;
 			} else {
 				queue_batch(p, b);
 			}

@@ -42,7 +42,7 @@ struct ctp_proc {
 	bool corrupt_warned;
 
 	struct ctp_reorder order;	 /* records waiting to be let out in time order */
-	uint64_t pass_last, pass_before; /* starts of the last two whole harvest passes */
+	uint64_t pass_last, pass_before; /* marks of the last two harvest passes (CTP_SPOOL_PASS) */
 	struct ctp_ring_state *rings;	 /* indexed like hv.rings */
 	size_t nrings, rings_cap;
 	uint64_t *chunk_offs; /* station chunks */

@@ -25,37 +25,13 @@ static struct ctp_reorder_queue *queue(struct ctp_reorder *r, uint32_t ring)
 	return &r->q[ring];
 }
 
-/* Where each record kind keeps its clock reading; notes and unknown kinds have none and take
- * the time of the record before them in their ring. */
-static int record_ts(const struct ctp_rec *rec, uint64_t *ts)
-{
-	size_t at;
-	switch (rec->type) {
-	case CTP_REC_THREAD:
-		at = offsetof(struct ctp_rec_thread, ts);
-		break;
-	case CTP_REC_CREATE:
-	case CTP_REC_SWITCH:
-	case CTP_REC_EXIT:
-	case CTP_REC_FD:
-		at = sizeof(struct ctp_rec);
-		break;
-	default:
-		return 0;
-	}
-	if (rec->size < at + sizeof(uint64_t))
-		return 0;
-	memcpy(ts, (const uint8_t *)rec + at, sizeof(*ts));
-	return 1;
-}
-
 static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
 {
 	struct ctp_reorder_queue *q = queue(r, ring);
 	uint64_t ts = q->newest;
 	/* A record older than its ring's newest (it cannot be, but the segment is untrusted) is
 	 * queued as of the newest, so that the ring's order is kept. */
-	if (record_ts(rec, &ts) && ts < q->newest)
+	if (ctp_rec_ts(rec, &ts) && ts < q->newest)
 		ts = q->newest;
 	size_t need = sizeof(uint64_t) + rec->size;
 	if (q->tail + need > q->cap) {

@@ -5,15 +5,18 @@
  * and first run on another would be seen running before it was made, and its `coro` line would
  * come from its station, without its creator. Every ring is in time order by itself; merging the
  * rings by timestamp restores the order of the process. A record is let out only when no ring
- * can still bring an earlier one: the harvester marks each pass over a process's rings that
- * took everything there was with the time it began (CTP_SPOOL_PASS), and records stamped before
- * the next-to-last such pass are complete; when the harvester is idle and has left nothing in
- * the rings or the spool, a fixed lag in the past serves instead. */
+ * can still bring an earlier one: the harvester marks each pass over a process's rings with the
+ * time before which it took everything (CTP_SPOOL_PASS: when it began, or the last record it
+ * took from a ring it left records in), and records stamped before the next-to-last such mark,
+ * and some milliseconds before the last (for a thread preempted between stamping a record and
+ * publishing it), are complete; when the harvester is idle and has left nothing in the rings or
+ * the spool, a fixed lag in the past serves instead. */
 #ifndef CTP_COLLECTOR_REORDER_H
 #define CTP_COLLECTOR_REORDER_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ctp/segment.h"
 
@@ -27,6 +30,30 @@ struct ctp_reorder_note {
 	struct ctp_rec h;
 	uint64_t value;
 };
+
+/* Where each record kind keeps its clock reading: 1 with *ts set, 0 for notes and kinds that have
+ * none (they take the time of the record before them in their ring). */
+static inline int ctp_rec_ts(const struct ctp_rec *rec, uint64_t *ts)
+{
+	size_t at;
+	switch (rec->type) {
+	case CTP_REC_THREAD:
+		at = offsetof(struct ctp_rec_thread, ts);
+		break;
+	case CTP_REC_CREATE:
+	case CTP_REC_SWITCH:
+	case CTP_REC_EXIT:
+	case CTP_REC_FD:
+		at = sizeof(struct ctp_rec);
+		break;
+	default:
+		return 0;
+	}
+	if (rec->size < at + sizeof(uint64_t))
+		return 0;
+	memcpy(ts, (const uint8_t *)rec + at, sizeof(*ts));
+	return 1;
+}
 
 struct ctp_reorder_queue {
 	uint8_t *buf; /* items: a u64 timestamp, then the record */

@@ -438,8 +438,12 @@ static void clock_readings_are_converted(void **state)
 	assert_int_equal(num(f->lines[0], "ts"), 1001000);
 }
 
+/* Records of the spooled passes below are this far apart (ns, the fixture's clock): a busy
+ * thread's pace, so that the flight time the converter waits for is a few records' worth. */
+#define RECORD_STEP_NS 10000
+
 /* Spools one harvest pass: a batch of ring 0 with `n` switches stamped from *ts on, then the
- * pass's marker, which began after the last of them was stamped. */
+ * pass's mark, as a pass that began after the last of them was stamped writes it. */
 static void spool_pass(struct ctp_spool *spool, uint32_t n, uint64_t *ts)
 {
 	size_t bytes = n * sizeof(struct ctp_rec_switch), room;
@@ -447,18 +451,18 @@ static void spool_pass(struct ctp_spool *spool, uint32_t n, uint64_t *ts)
 	*(struct ctp_spool_batch *)w =
 		(struct ctp_spool_batch){.ring = 0, .owner = TID, .bytes = (uint32_t)bytes};
 	struct ctp_rec_switch *rec = (struct ctp_rec_switch *)(w + sizeof(struct ctp_spool_batch));
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++, *ts += RECORD_STEP_NS)
 		rec[i] = (struct ctp_rec_switch){.h = {.size = sizeof(*rec),
 						       .type = CTP_REC_SWITCH,
 						       .aux = CTP_HOW_SWAPCONTEXT},
-						 .ts = (*ts)++,
+						 .ts = *ts,
 						 .from = 1 + i % 2,
 						 .to = 2 - i % 2,
 						 .from_station = UINT32_MAX};
 	ctp_spool_commit(spool, sizeof(struct ctp_spool_batch) + bytes);
 	w = ctp_spool_write_room(spool, sizeof(struct ctp_spool_batch), &room);
 	*(struct ctp_spool_batch *)w =
-		(struct ctp_spool_batch){.ring = CTP_SPOOL_PASS, .pass_start = *ts};
+		(struct ctp_spool_batch){.ring = CTP_SPOOL_PASS, .complete_before = *ts};
 	ctp_spool_commit(spool, sizeof(struct ctp_spool_batch));
 }
 
@@ -473,7 +477,7 @@ static void a_backlog_is_let_out_as_it_is_read(void **state)
 	struct ctp_spool_budget budget;
 	ctp_spool_budget_init(&budget, 64u << 20);
 	ctp_spool_init(&f->p.hv.spool, &budget);
-	uint64_t ts = 1000;
+	uint64_t ts = 1000000000;
 	for (int i = 0; i < PASSES; i++)
 		spool_pass(&f->p.hv.spool, PER_PASS, &ts);
 	uint64_t spooled = (uint64_t)PASSES * (2 * sizeof(struct ctp_spool_batch) +
@@ -482,6 +486,30 @@ static void a_backlog_is_let_out_as_it_is_read(void **state)
 	assert_int_equal(f->c.em.switches, (uint64_t)PASSES * PER_PASS);
 	assert_int_equal(f->p.order.nq, 1);
 	assert_true(f->p.order.q[0].cap <= 2 * CTP_SPOOL_CHUNK);
+	ctp_spool_free(&f->p.hv.spool);
+	ctp_spool_budget_fini(&budget);
+}
+
+/* While the rings are behind, a record leaves only once it is older than the next-to-last mark
+ * and some milliseconds older than the last: a thread preempted between stamping a record and
+ * publishing it may still bring an older one, which a harvester passing over and over would not
+ * have waited for. */
+static void records_wait_for_ones_in_flight(void **state)
+{
+	struct fixture *f = *state;
+	enum { PASSES = 100, PER_PASS = 100 }; /* 100 ms of records, a mark every millisecond */
+	struct ctp_spool_budget budget;
+	ctp_spool_budget_init(&budget, 64u << 20);
+	ctp_spool_init(&f->p.hv.spool, &budget);
+	uint64_t first = 1000000000, ts = first;
+	for (int i = 0; i < PASSES; i++)
+		spool_pass(&f->p.hv.spool, PER_PASS, &ts);
+	f->p.hv.cut_short = 1; /* the last pass left records in a ring */
+	ctp_proc_convert(&f->p, 0);
+	/* The last mark is at `ts`: what was stamped up to 10 ms before it leaves. */
+	uint64_t settled = ts - 10000000;
+	assert_true(settled < f->p.pass_before);
+	assert_int_equal(f->c.em.switches, (settled - first) / RECORD_STEP_NS + 1);
 	ctp_spool_free(&f->p.hv.spool);
 	ctp_spool_budget_fini(&budget);
 }
@@ -500,6 +528,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(clock_readings_are_converted, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_backlog_is_let_out_as_it_is_read, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(records_wait_for_ones_in_flight, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,216 @@
+/* The harvester's passes over a process's rings (collector/harvest.c), on a segment this test
+ * writes into a memfd of its own: each pass that took records ends with a mark saying before
+ * when everything is in the spool. That is when the pass began if it emptied every ring; when a
+ * ring's budget cut the pass short, the time of the last record it took there (the ring keeps
+ * the later ones); and no mark when that record has no time. Without marks after passes cut
+ * short, a ring that stays behind kept every record of the process in the converter's queue. */
+#define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "collector/harvest.h"
+#include "ctp/clock.h"
+#include "ctp/ring.h"
+
+enum {
+	SEG_SIZE = 256 * 1024,
+	RING_OFF = 4096,
+	RING_CAPACITY = 64 * 1024,
+	DATA_OFF = 8192,
+	BUDGET = 4096, /* bytes a ring gives per pass */
+	PID = 4242,
+};
+
+struct fixture {
+	int memfd;
+	uint8_t *seg;
+	struct ctp_ring_producer prod;
+	struct ctp_spool_budget budget;
+	struct ctp_harvest h;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->memfd = memfd_create("ctp-segment", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	assert_true(f->memfd >= 0);
+	assert_int_equal(ftruncate(f->memfd, SEG_SIZE), 0);
+	assert_int_equal(fcntl(f->memfd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	f->seg = mmap(NULL, SEG_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
+	assert_true(f->seg != MAP_FAILED);
+	struct ctp_header *hd = (struct ctp_header *)f->seg;
+	hd->magic = CTP_MAGIC;
+	hd->version = CTP_VERSION;
+	hd->header_size = sizeof(*hd);
+	hd->pid = PID;
+	hd->clock_kind = CTP_CLOCK_MONOTONIC_NS;
+	hd->segment_size = SEG_SIZE;
+	hd->segment_max = SEG_SIZE;
+	struct ctp_ring *ring = (struct ctp_ring *)(f->seg + RING_OFF);
+	ring->block.kind = CTP_BLOCK_RING;
+	ring->block.size = sizeof(*ring);
+	ring->owner = PID;
+	ring->capacity = RING_CAPACITY;
+	ring->data_off = DATA_OFF;
+	hd->blocks_head = RING_OFF;
+	ctp_ring_producer_init(&f->prod, ring, f->seg + DATA_OFF);
+	ctp_spool_budget_init(&f->budget, 16u << 20);
+	char why[160];
+	assert_true(ctp_harvest_init(&f->h, f->memfd, PID, &f->budget, why, sizeof(why)));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	ctp_harvest_fini(&f->h);
+	ctp_spool_budget_fini(&f->budget);
+	munmap(f->seg, SEG_SIZE);
+	close(f->memfd);
+	free(f);
+	return 0;
+}
+
+/* `n` switch records stamped ts, ts + 1, ... */
+static void write_switches(struct fixture *f, uint32_t n, uint64_t ts)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct ctp_rec_switch *r = ctp_ring_reserve(&f->prod, sizeof(*r));
+		assert_non_null(r);
+		*r = (struct ctp_rec_switch){.h = {.size = sizeof(*r),
+						   .type = CTP_REC_SWITCH,
+						   .aux = CTP_HOW_SWAPCONTEXT},
+					     .ts = ts + i,
+					     .from = 1,
+					     .to = 2,
+					     .from_station = UINT32_MAX};
+		ctp_ring_commit(&f->prod);
+	}
+}
+
+/* What one pass put in the spool: the records taken, the time of the last one, and its mark
+ * (UINT64_MAX when it wrote none). The spool is emptied. */
+struct pass {
+	uint32_t records;
+	uint64_t last_ts;
+	uint64_t mark;
+};
+
+static struct pass read_pass(struct fixture *f)
+{
+	struct pass p = {.mark = UINT64_MAX};
+	size_t n;
+	const uint8_t *d;
+	while ((d = ctp_spool_peek(&f->h.spool, &n))) {
+		for (size_t at = 0; at < n;) {
+			const struct ctp_spool_batch *b = (const struct ctp_spool_batch *)(d + at);
+			at += sizeof(*b);
+			if (b->ring == CTP_SPOOL_PASS) {
+				assert_int_equal(p.mark, UINT64_MAX); /* one mark a pass */
+				p.mark = b->complete_before;
+				continue;
+			}
+			assert_int_equal(p.mark, UINT64_MAX); /* the mark comes last */
+			for (size_t end = at + b->bytes; at < end;) {
+				const struct ctp_rec_switch *r = (const void *)(d + at);
+				if (r->h.type == CTP_REC_SWITCH)
+					p.last_ts = r->ts;
+				p.records++;
+				at += r->h.size;
+			}
+		}
+		ctp_spool_consumed(&f->h.spool, n);
+	}
+	return p;
+}
+
+/* A pass that empties the ring vouches for the time it began. */
+static void a_whole_pass_marks_its_start(void **state)
+{
+	struct fixture *f = *state;
+	write_switches(f, 10, 1000);
+	uint64_t before = ctp_monotonic_ns();
+	assert_int_equal(ctp_harvest_rings(&f->h, BUDGET, NULL),
+			 10 * sizeof(struct ctp_rec_switch));
+	struct pass p = read_pass(f);
+	assert_int_equal(p.records, 10);
+	assert_true(p.mark >= before && p.mark <= ctp_monotonic_ns());
+	assert_int_equal(f->h.cut_short, 0);
+}
+
+/* A pass cut short by the budget vouches for the time of the last record it took; the next
+ * ones go on from there, each with its mark, until the ring is empty. */
+static void a_pass_cut_short_marks_its_last_record(void **state)
+{
+	struct fixture *f = *state;
+	enum { RECORDS = 1000 }; /* 40 KB: passes of 4 KiB and a last one that empties it */
+	write_switches(f, RECORDS, 5000);
+	uint32_t taken = 0, passes = 0;
+	uint64_t previous = 0;
+	for (;;) {
+		uint64_t got = ctp_harvest_rings(&f->h, BUDGET, NULL);
+		struct pass p = read_pass(f);
+		if (got == 0) {
+			assert_int_equal(p.records, 0);
+			assert_int_equal(p.mark, UINT64_MAX); /* nothing taken, nothing vouched */
+			break;
+		}
+		passes++;
+		taken += p.records;
+		assert_int_equal(p.last_ts, 5000 + taken - 1);
+		if (f->h.cut_short)
+			assert_int_equal(p.mark, p.last_ts);
+		else
+			assert_true(p.mark > p.last_ts); /* the last pass emptied it */
+		assert_true(p.mark > previous);
+		previous = p.mark;
+	}
+	assert_int_equal(taken, RECORDS);
+	uint32_t per_pass =
+		(BUDGET + sizeof(struct ctp_rec_switch) - 1) / sizeof(struct ctp_rec_switch);
+	assert_int_equal(passes, (RECORDS + per_pass - 1) / per_pass);
+}
+
+/* A ring cut short on a record that carries no time: the pass cannot say how far it got, and
+ * writes no mark (the one after it does). */
+static void a_pass_cut_on_a_timeless_record_writes_no_mark(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t per_pass = BUDGET / sizeof(struct ctp_rec_switch) + 1;
+	write_switches(f, per_pass - 1, 100);
+	struct ctp_rec *odd = ctp_ring_reserve(&f->prod, 16);
+	assert_non_null(odd);
+	*odd = (struct ctp_rec){.size = 16, .type = 0x7f}; /* a kind this collector does not know */
+	ctp_ring_commit(&f->prod);
+	write_switches(f, 10, 200);
+	assert_true(ctp_harvest_rings(&f->h, BUDGET, NULL) >= BUDGET);
+	struct pass p = read_pass(f);
+	assert_int_equal(p.records, per_pass);
+	assert_int_equal(p.mark, UINT64_MAX);
+	assert_true(f->h.cut_short);
+	ctp_harvest_rings(&f->h, BUDGET, NULL);
+	p = read_pass(f);
+	assert_int_equal(p.records, 10);
+	assert_int_not_equal(p.mark, UINT64_MAX);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(a_whole_pass_marks_its_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_pass_cut_short_marks_its_last_record, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(a_pass_cut_on_a_timeless_record_writes_no_mark,
+						setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
