@@ -2,6 +2,7 @@
 #include "ctp/populate.h"
 #include "ctp/xalloc.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,57 @@ void ctp_reorder_free(struct ctp_reorder *r)
 	for (size_t i = 0; i < r->nq; i++)
 		free(r->q[i].buf);
 	free(r->q);
+	free(r->heap);
 	memset(r, 0, sizeof(*r));
+}
+
+static uint64_t head_ts(const struct ctp_reorder_queue *q)
+{
+	uint64_t ts;
+	memcpy(&ts, q->buf + q->head, sizeof(ts));
+	return ts;
+}
+
+/* Whether ring a's next record goes out before ring b's: the older first, and at equal times
+ * the lower ring. */
+static bool goes_before(const struct ctp_reorder *r, uint32_t a, uint32_t b)
+{
+	uint64_t ta = head_ts(&r->q[a]), tb = head_ts(&r->q[b]);
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void sift_up(struct ctp_reorder *r, size_t i)
+{
+	uint32_t ring = r->heap[i];
+	while (i > 0 && goes_before(r, ring, r->heap[(i - 1) / 2])) {
+		r->heap[i] = r->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->heap[i] = ring;
+}
+
+static void sift_down(struct ctp_reorder *r, size_t i)
+{
+	uint32_t ring = r->heap[i];
+	for (size_t child; (child = 2 * i + 1) < r->nheap; i = child) {
+		if (child + 1 < r->nheap && goes_before(r, r->heap[child + 1], r->heap[child]))
+			child++;
+		if (!goes_before(r, r->heap[child], ring))
+			break;
+		r->heap[i] = r->heap[child];
+	}
+	r->heap[i] = ring;
+}
+
+/* Ring `ring`'s queue has just received its first record. */
+static void heap_add(struct ctp_reorder *r, uint32_t ring)
+{
+	if (r->nheap == r->heap_cap) {
+		r->heap_cap = r->heap_cap ? 2 * r->heap_cap : 8;
+		r->heap = ctp_xrealloc(r->heap, r->heap_cap * sizeof(*r->heap));
+	}
+	r->heap[r->nheap++] = ring;
+	sift_up(r, r->nheap - 1);
 }
 
 static struct ctp_reorder_queue *queue(struct ctp_reorder *r, uint32_t ring)
@@ -28,6 +79,7 @@ static struct ctp_reorder_queue *queue(struct ctp_reorder *r, uint32_t ring)
 static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
 {
 	struct ctp_reorder_queue *q = queue(r, ring);
+	bool was_empty = q->head == q->tail;
 	uint64_t ts = q->newest;
 	/* A record older than its ring's newest (it cannot be, but the segment is untrusted) is
 	 * queued as of the newest, so that the ring's order is kept. */
@@ -59,6 +111,8 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 	q->tail += need;
 	q->newest = ts;
 	r->queued_bytes += need;
+	if (was_empty)
+		heap_add(r, ring);
 }
 
 void ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
@@ -72,37 +126,24 @@ void ctp_reorder_push_note(struct ctp_reorder *r, uint32_t ring, uint8_t type, u
 	append(r, ring, &note.h);
 }
 
-static uint64_t head_ts(const struct ctp_reorder_queue *q)
-{
-	uint64_t ts;
-	memcpy(&ts, q->buf + q->head, sizeof(ts));
-	return ts;
-}
-
 void ctp_reorder_release(struct ctp_reorder *r, uint64_t until, ctp_reorder_emit_fn emit, void *ctx)
 {
-	for (;;) {
-		/* The oldest head among the rings: a scan, since a process has few threads. */
-		struct ctp_reorder_queue *best = NULL;
-		uint32_t best_ring = 0;
-		for (size_t i = 0; i < r->nq; i++) {
-			struct ctp_reorder_queue *q = &r->q[i];
-			if (q->head == q->tail || head_ts(q) > until)
-				continue;
-			if (!best || head_ts(q) < head_ts(best)) {
-				best = q;
-				best_ring = (uint32_t)i;
-			}
-		}
-		if (!best)
+	while (r->nheap > 0) {
+		uint32_t ring = r->heap[0];
+		struct ctp_reorder_queue *q = &r->q[ring];
+		if (head_ts(q) > until)
 			return;
 		const struct ctp_rec *rec =
-			(const struct ctp_rec *)(best->buf + best->head + sizeof(uint64_t));
+			(const struct ctp_rec *)(q->buf + q->head + sizeof(uint64_t));
 		size_t size = sizeof(uint64_t) + rec->size;
-		emit(ctx, best_ring, rec);
-		best->head += size;
+		emit(ctx, ring, rec);
+		q->head += size;
 		r->queued_bytes -= size;
-		if (best->head == best->tail)
-			best->head = best->tail = 0;
+		if (q->head == q->tail) {
+			q->head = q->tail = 0;
+			r->heap[0] = r->heap[--r->nheap];
+		}
+		if (r->nheap > 0)
+			sift_down(r, 0);
 	}
 }

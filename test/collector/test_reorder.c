@@ -1,6 +1,7 @@
-/* The collector's reorder stage: records of several rings come out merged in time order, each
- * ring's own order kept; records newer than the bound stay queued until a later release; notes
- * travel in order with their ring's records; every byte of a record comes out as it went in. */
+/* The collector's reorder stage: records of several rings (or of a hundred) come out merged in
+ * time order, each ring's own order kept; records newer than the bound stay queued until a later
+ * release; notes travel in order with their ring's records; every byte of a record comes out as it
+ * went in. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -232,6 +233,64 @@ static void records_come_out_byte_for_byte(void **state)
 	ctp_reorder_free(&r);
 }
 
+/* Many rings (a program of many threads), released in steps while records keep coming: each
+ * step lets out exactly the records not newer than its bound, oldest first and, at equal
+ * times, the lower ring first; each ring's own order is kept. */
+static void merges_many_rings(void **state)
+{
+	(void)state;
+	enum { RINGS = 100, PER_RING = 10 };
+	struct ctp_reorder r = {0};
+	struct log l = {0};
+	uint64_t next_ts[RINGS] = {0};
+	uint64_t seed = 12345;
+	uint32_t pushed[RINGS] = {0};
+	size_t released = 0;
+	for (uint64_t until = 100; until <= 1000; until += 100) {
+		/* Each ring gets one more record, at a time of its own past the last bound. */
+		for (uint32_t ring = 0; ring < RINGS; ring++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			if (next_ts[ring] < until - 100)
+				next_ts[ring] = until - 100;
+			next_ts[ring] +=
+				(seed >> 33) % 150; /* equal times too, and some past `until` */
+			push_switch(&r, ring, next_ts[ring], ring, pushed[ring]++);
+		}
+		size_t before = l.n;
+		ctp_reorder_release(&r, until, emit, &l);
+		for (size_t i = before; i < l.n; i++) {
+			assert_true(l.items[i].ts_or_value <= until);
+			if (i > before) {
+				const struct seen *a = &l.items[i - 1], *b = &l.items[i];
+				assert_true(
+					a->ts_or_value < b->ts_or_value ||
+					(a->ts_or_value == b->ts_or_value && a->ring <= b->ring));
+			}
+		}
+		released = l.n;
+		/* What waits is newer than the bound. */
+		for (uint32_t ring = 0; ring < RINGS; ring++) {
+			const struct ctp_reorder_queue *q = &r.q[ring];
+			if (q->head != q->tail) {
+				uint64_t ts;
+				memcpy(&ts, q->buf + q->head, sizeof(ts));
+				assert_true(ts > until);
+			}
+		}
+	}
+	ctp_reorder_release(&r, UINT64_MAX, emit, &l);
+	assert_int_equal(l.n, RINGS * PER_RING);
+	assert_true(released <= l.n);
+	uint32_t seen[RINGS] = {0};
+	for (size_t i = 0; i < l.n; i++) {
+		const struct ctp_rec_switch *sw = (const void *)l.items[i].bytes;
+		assert_int_equal(sw->from, l.items[i].ring);
+		assert_int_equal(sw->to, seen[l.items[i].ring]++); /* the ring's own order */
+	}
+	assert_int_equal(r.queued_bytes, 0);
+	ctp_reorder_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +300,7 @@ int main(void)
 		cmocka_unit_test(notes_follow_their_rings_records),
 		cmocka_unit_test(a_record_out_of_order_keeps_its_place_in_its_ring),
 		cmocka_unit_test(records_come_out_byte_for_byte),
+		cmocka_unit_test(merges_many_rings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
