@@ -2,10 +2,11 @@
 # for 3 s (on two CPUs, several times what the collector takes in), with a spool of 32 MiB
 # (CTP_SPOOL_MB). What the collector may hold is that spool, the rings of the segment it maps,
 # the records taken from the rings that wait for the slowest ring before they are put in time
-# order (at most what the rings hold again), and its own tens of MB. The rest is dropped by
-# the rings and counted: the trace's switch lines plus its loss are the switches made. Before
-# every harvest pass said how far it got, a ring left behind kept every record of the process
-# in that queue: 0.8-1.05 GB in this run.
+# order (at most what the rings hold again, in queues that grow by doubling: up to twice that
+# in memory), and its own tens of MB: 227-272 MB alone, 378 MB once under scripts/test. The rest
+# is dropped by the rings and counted: the trace's switch lines plus its loss are the switches
+# made. Before every harvest pass said how far it got, a ring left behind kept every record of
+# the process in that queue: 0.8-1.05 GB in this run.
 source "$CTP_SOURCE_DIR/test/integration/lib.sh"
 
 THREADS=6
@@ -23,8 +24,8 @@ expect_eq "ctp-cat reads the trace whole" 0 "$cat_status"
 
 # The largest process of the run: the collector, or the program with its rings.
 peak_mb=$(($(tail -n 1 "$WORK/maxrss") / 1024))
-bound_mb=$((SPOOL_MB + 2 * THREADS * RING_MB + 128))
-check "peak RSS ($peak_mb MB) within the spool, twice the rings and 128 MB ($bound_mb MB)" \
+bound_mb=$((SPOOL_MB + 3 * THREADS * RING_MB + 128))
+check "peak RSS ($peak_mb MB) within the spool, three times the rings and 128 MB ($bound_mb MB)" \
 	[ "$peak_mb" -le "$bound_mb" ]
 
 made=$(sed -n 's/^switches \([0-9]*\)$/\1/p' "$WORK/t.out")
