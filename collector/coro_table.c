@@ -72,3 +72,25 @@ struct ctp_coro *ctp_coro_get(struct ctp_coro_table *t, uint64_t id, bool *is_ne
 	*is_new = true;
 	return c;
 }
+
+void ctp_coro_remove(struct ctp_coro_table *t, uint64_t id)
+{
+	struct ctp_coro *c = ctp_coro_find(t, id);
+	if (!c)
+		return;
+	size_t mask = t->cap - 1, hole = (size_t)(c - t->slots);
+	/* Backward-shift deletion: each record further along the probe run moves into the hole,
+	 * which a lookup for it would otherwise stop at, unless its home slot lies between the
+	 * hole and itself (cyclically). No tombstones: lookups stay as short as before. */
+	for (size_t j = (hole + 1) & mask; t->slots[j].id; j = (j + 1) & mask) {
+		size_t home = slot_of(t->slots[j].id, t->cap);
+		bool reachable =
+			hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+		if (reachable)
+			continue;
+		t->slots[hole] = t->slots[j];
+		hole = j;
+	}
+	memset(&t->slots[hole], 0, sizeof(t->slots[hole]));
+	t->count--;
+}

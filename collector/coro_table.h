@@ -49,4 +49,8 @@ struct ctp_coro *ctp_coro_find(const struct ctp_coro_table *t, uint64_t id);
  * unless ctp_coro_table_reserve made room beforehand. */
 struct ctp_coro *ctp_coro_get(struct ctp_coro_table *t, uint64_t id, bool *is_new);
 
+/* Forgets `id` (nothing when it is not there). Moves other records: pointers into the table
+ * are invalid afterwards. */
+void ctp_coro_remove(struct ctp_coro_table *t, uint64_t id);
+
 #endif
