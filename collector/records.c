@@ -245,6 +245,7 @@ static void on_thread(struct ctp_visit_ctx *v, const struct ctp_rec_thread *r)
 		return;
 	c->flags |= CTP_CORO_ANNOUNCED | CTP_CORO_THREAD;
 	c->state = CTP_STATE_RUNNING;
+	c->switches = 1; /* its start, as its station counts it (the state line's `switches`) */
 	c->tid = r->tid;
 	c->since = ctp_proc_ts(p, r->ts);
 	struct ctp_coro_line l = {

@@ -73,4 +73,13 @@ expect_eq "worker threads end by thread_exit" "thread_exit" \
 	"$(q mn '[.[] | select(.type == "coro" and .kind == "thread") | .coro] as $threads
 		| [.[] | select(.type == "coro_end" and (.coro as $c | $threads | index($c)))
 		| .how] | unique | join(",")')"
+# Their state lines count their start among their resumes, as a live thread's do (the main
+# thread's 1 above): whether the line comes from a station or, once they ended, from what the
+# collector kept of them.
+expect_eq "worker threads' switches: their start and every switch to them" "1" \
+	"$(q mn '[.[] | select(.type == "coro" and .kind == "thread") | .coro] as $threads
+		| [.[] | select(.type == "switch") | .to] as $tos
+		| [.[] | select(.type == "state" and .state == "exited" and (.coro as $c | $threads | index($c)))
+		   | .switches - (.coro as $c | [$tos[] | select(. == $c)] | length)]
+		| unique | map(tostring) | join(",")')"
 finish
