@@ -1,6 +1,8 @@
 /* What the collector remembers of each coroutine of one process: a compact record (64 bytes),
  * so that memory grows with the number of coroutines, never with the number of switches. It is
- * enough to write the final `state` line of a coroutine whose station has been recycled. */
+ * enough to write the final `state` line of a coroutine whose station has been recycled. A
+ * coroutine that ended leaves the table once its last events are converted (ended_coros.h):
+ * the table holds the live ones. */
 #ifndef CTP_COLLECTOR_CORO_TABLE_H
 #define CTP_COLLECTOR_CORO_TABLE_H
 

@@ -49,6 +49,7 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 	p->pid = pid;
 	p->ppid = ppid;
 	p->memfd = memfd;
+	ctp_ended_coros_init(&p->ended);
 	bool changed;
 	if (!ctp_segmap_map(memfd, &p->view, &changed, why, why_len)) {
 		free(p);
@@ -77,6 +78,7 @@ void ctp_proc_free(struct ctp_proc *p)
 	free(p->rings);
 	free(p->chunk_offs);
 	ctp_coro_table_free(&p->coros);
+	ctp_ended_coros_free(&p->ended);
 	ctp_stack_table_free(&p->stacks);
 	ctp_reorder_free(&p->order);
 	ctp_symcache_free(&p->syms);

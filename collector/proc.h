@@ -11,6 +11,7 @@
 
 #include "collector/collector.h"
 #include "collector/coro_table.h"
+#include "collector/ended_coros.h"
 #include "collector/harvest.h"
 #include "collector/reorder.h"
 #include "collector/segmap.h"
@@ -58,7 +59,8 @@ struct ctp_proc {
 		uint32_t epoch;
 	} queued_suspend[CTP_PROC_QUEUED_SUSPENDS];
 
-	struct ctp_coro_table coros;
+	struct ctp_coro_table coros; /* live coroutines, and ended ones until retired */
+	struct ctp_ended_coros ended;
 	struct ctp_stack_table stacks;
 	/* Stacks of one frame by that frame as the record holds it, a cache in front of `stacks`
 	 * (records.c, ctp_proc_intern_stack): most switch lines carry their call site alone, and

@@ -11,6 +11,8 @@ static void state_from_station(struct ctp_proc *p, uint32_t idx,
 			       const struct ctp_station_snapshot *s, void *ctx)
 {
 	(void)ctx;
+	if (ctp_ended_coros_has(&p->ended, s->coro))
+		return; /* ended, its station not yet reused: its line comes from the log */
 	bool is_new;
 	struct ctp_coro *c = ctp_coro_get(&p->coros, s->coro, &is_new);
 	if (c->flags & CTP_CORO_FINAL)
@@ -37,6 +39,28 @@ static void state_from_station(struct ctp_proc *p, uint32_t idx,
 	ctp_emit_state(&p->c->em, &l);
 }
 
+/* The state line of a coroutine that ended, known from its events alone. */
+static void write_exited(struct ctp_proc *p, uint64_t id, uint64_t since, uint32_t tid,
+			 uint32_t switches)
+{
+	struct ctp_state_line l = {
+		.pid = p->pid,
+		.coro = id,
+		.state = CTP_STATE_EXITED,
+		.tid = tid,
+		.has_since = since != 0,
+		.since = since,
+		.switches = switches,
+		.wait_fd = -1,
+	};
+	ctp_emit_state(&p->c->em, &l);
+}
+
+static void write_retired(const struct ctp_ended_coro *e, void *ctx)
+{
+	write_exited(ctx, e->id, e->since, e->tid, e->switches);
+}
+
 void ctp_proc_write_states(struct ctp_proc *p)
 {
 	p->nrunning = 0;
@@ -52,18 +76,10 @@ void ctp_proc_write_states(struct ctp_proc *p)
 		/* Its station was recycled, so it ended; without its EXIT record, how is not known.
 		 */
 		ctp_proc_coro_end(p, c, CTP_END_UNKNOWN, 0, c->tid, c->since);
-		struct ctp_state_line l = {
-			.pid = p->pid,
-			.coro = c->id,
-			.state = CTP_STATE_EXITED,
-			.tid = c->tid,
-			.has_since = c->since != 0,
-			.since = c->since,
-			.switches = c->switches,
-			.wait_fd = -1,
-		};
-		ctp_emit_state(&p->c->em, &l);
+		write_exited(p, c->id, c->since, c->tid, c->switches);
 	}
+	/* And those that ended and left the table, their coro_end written long ago. */
+	ctp_ended_coros_each(&p->ended, write_retired, p);
 }
 
 bool ctp_proc_header_exit(struct ctp_proc *p, struct ctp_exit_line *out)

@@ -215,10 +215,14 @@ void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c)
 	ctp_emit_coro(&p->c->em, &l);
 }
 
-/* The record of a coroutine an event names, announced if it was never seen. The slots must
- * have room (ctp_coro_table_reserve) when the caller holds other records. */
+/* The record of a coroutine an event names, announced if it was never seen; NULL for one that
+ * ended and left the table (a record that names it after its end: a close that names it as a
+ * waiter, a garbled id). The slots must have room (ctp_coro_table_reserve) when the caller holds
+ * other records. */
 static struct ctp_coro *known(struct ctp_proc *p, uint64_t id)
 {
+	if (ctp_ended_coros_has(&p->ended, id))
+		return NULL;
 	bool is_new;
 	struct ctp_coro *c = ctp_coro_get(&p->coros, id, &is_new);
 	if (!(c->flags & CTP_CORO_ANNOUNCED))
@@ -292,6 +296,17 @@ static void on_create(struct ctp_visit_ctx *v, const struct ctp_rec_create *r, u
 	ctp_emit_coro(&p->c->em, &l);
 }
 
+/* A coroutine that ended, once its last event is converted: the switch that left it, or its end
+ * when no switch of its own ended it. Its final state line is written from the log of ended
+ * coroutines at the process's end. Moves the table's records. */
+static void retire(struct ctp_proc *p, const struct ctp_coro *c)
+{
+	struct ctp_ended_coro e = {
+		.id = c->id, .since = c->since, .tid = c->tid, .switches = c->switches};
+	ctp_ended_coros_add(&p->ended, &e);
+	ctp_coro_remove(&p->coros, e.id);
+}
+
 static void on_switch(struct ctp_visit_ctx *v, const struct ctp_rec_switch *r, uint32_t nframes)
 {
 	struct ctp_proc *p = v->p;
@@ -313,8 +328,8 @@ static void on_switch(struct ctp_visit_ctx *v, const struct ctp_rec_switch *r, u
 		from->since = ts;
 		from->tid = tid;
 	}
-	if (r->to) {
-		struct ctp_coro *to = known(p, r->to);
+	struct ctp_coro *to = r->to ? known(p, r->to) : NULL;
+	if (to) {
 		to->state = CTP_STATE_RUNNING;
 		to->since = ts;
 		to->tid = tid;
@@ -322,6 +337,8 @@ static void on_switch(struct ctp_visit_ctx *v, const struct ctp_rec_switch *r, u
 			to->switches++;
 	}
 	ctp_emit_switch(&p->c->em, p->pid, tid, ts, r->from, r->to, how, stack);
+	if (from && (from->flags & CTP_CORO_ENDED))
+		retire(p, from);
 }
 
 /* How an EXIT record's `how` (aux) ended the coroutine (docs/trace-format.md, `coro_end`): the
@@ -348,10 +365,15 @@ static void on_coro_exit(struct ctp_visit_ctx *v, const struct ctp_rec_exit *r)
 	if (!r->coro)
 		return;
 	struct ctp_coro *c = known(p, r->coro);
+	if (!c)
+		return;
 	c->state = CTP_STATE_EXITED;
 	c->since = ctp_proc_ts(p, r->ts);
 	uint32_t how = end_how_of(c, r->h.aux);
 	ctp_proc_coro_end(p, c, how, how == CTP_END_ENDED ? r->h.aux : 0, v->rs->tid, c->since);
+	/* A switch of its own that ended it follows (and retires it); else this was its last. */
+	if (r->h.aux == 0)
+		retire(p, c);
 }
 
 static void on_fd(struct ctp_visit_ctx *v, const struct ctp_rec_fd *r, uint32_t nframes)

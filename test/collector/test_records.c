@@ -54,6 +54,7 @@ static int setup(void **state)
 	f->p.c = &f->c;
 	f->p.pid = PID;
 	f->p.clock_kind = CTP_CLOCK_MONOTONIC_NS;
+	ctp_ended_coros_init(&f->p.ended);
 	f->p.view.base = (uint8_t *)f->segment;
 	f->p.view.size = sizeof(f->segment);
 	f->v.p = &f->p;
@@ -70,6 +71,7 @@ static int teardown(void **state)
 	for (size_t i = 0; i < f->nlines; i++)
 		json_decref(f->lines[i]);
 	ctp_coro_table_free(&f->p.coros);
+	ctp_ended_coros_free(&f->p.ended);
 	ctp_stack_table_free(&f->p.stacks);
 	ctp_symcache_free(&f->p.syms);
 	ctp_reorder_free(&f->p.order);
@@ -187,8 +189,18 @@ static void switch_record(struct fixture *f, uint64_t from, uint64_t to, uint32_
 	visit(f, &s, s.r.h.size);
 }
 
+/* Collects the log of ended coroutines. */
+static void gather_ended(const struct ctp_ended_coro *c, void *ctx)
+{
+	struct ctp_ended_coro *out = ctx;
+	while (out->id)
+		out++;
+	*out = *c;
+}
+
 /* A thread, a coroutine it makes, two switches, its end: the lines, the stacks once, the table.
- * The preload writes a makecontext coroutine's EXIT (how: return) just before its last switch. */
+ * The preload writes a makecontext coroutine's EXIT (how: return) just before its last switch,
+ * and after that switch the coroutine leaves the table for the log of ended ones. */
 static void a_coroutines_life_becomes_lines(void **state)
 {
 	struct fixture *f = *state;
@@ -205,16 +217,20 @@ static void a_coroutines_life_becomes_lines(void **state)
 	assert_int_equal(f->v.malformed, 0);
 
 	const struct ctp_coro *c1 = ctp_coro_find(&f->p.coros, 1);
-	const struct ctp_coro *c2 = ctp_coro_find(&f->p.coros, 2);
 	assert_non_null(c1);
-	assert_non_null(c2);
 	assert_int_equal(c1->state, CTP_STATE_RUNNING);
 	assert_int_equal(c1->switches, 2); /* its start and one resume, as its station counts */
 	assert_int_equal(c1->since, 1300);
-	assert_int_equal(c2->state, CTP_STATE_EXITED);
-	assert_true(c2->flags & CTP_CORO_ENDED);
-	assert_int_equal(c2->switches, 1);
-	assert_int_equal(c2->tid, TID);
+	assert_null(ctp_coro_find(&f->p.coros, 2));
+	assert_int_equal(f->p.coros.count, 1);
+	assert_true(ctp_ended_coros_has(&f->p.ended, 2));
+	struct ctp_ended_coro ended[2] = {{0}};
+	assert_true(ctp_ended_coros_each(&f->p.ended, gather_ended, ended));
+	assert_int_equal(ended[0].id, 2);
+	assert_int_equal(ended[0].since, 1300);
+	assert_int_equal(ended[0].tid, TID);
+	assert_int_equal(ended[0].switches, 1);
+	assert_int_equal(ended[1].id, 0);   /* one ended, once */
 	assert_int_equal(f->c.em.coros, 1); /* the summary counts the thread's stack apart */
 	assert_int_equal(f->c.em.threads, 1);
 	assert_int_equal(f->c.em.switches, 2);
@@ -264,6 +280,59 @@ static void a_coroutines_life_becomes_lines(void **state)
 	assert_string_equal(str(end, "how"), "returned");
 	assert_string_equal(str(sw2, "how"), "return");
 	assert_true(is_null(sw2, "stack"));
+}
+
+/* Records that name a coroutine after it ended and left the table (a close naming it as a
+ * waiter, a garbled switch to it) do not announce it again, nor bring it back into the table;
+ * one whose end came with no switch of its own (its stack freed: how 0) leaves at its end. */
+static void an_ended_coroutine_stays_gone(void **state)
+{
+	struct fixture *f = *state;
+	thread_record(f, 1, 1000);
+	create_record(f, 2, 1, 1100);
+	create_record(f, 3, 1, 1150);
+	switch_record(f, 1, 2, CTP_HOW_SWAPCONTEXT, 1200, 0);
+	struct ctp_rec_exit e = {
+		.h = {.size = sizeof(e), .type = CTP_REC_EXIT, .aux = CTP_HOW_RETURN},
+		.ts = 1300,
+		.coro = 2};
+	visit(f, &e, sizeof(e));
+	switch_record(f, 2, 1, CTP_HOW_RETURN, 1300, 0);
+	struct ctp_rec_exit abandoned = {
+		.h = {.size = sizeof(abandoned), .type = CTP_REC_EXIT, .aux = 0},
+		.ts = 1350,
+		.coro = 3};
+	visit(f, &abandoned, sizeof(abandoned));
+	assert_null(ctp_coro_find(&f->p.coros, 3));
+	assert_true(ctp_ended_coros_has(&f->p.ended, 3));
+
+	struct ctp_rec_fd close = {
+		.h = {.size = sizeof(close), .type = CTP_REC_FD, .aux = CTP_FD_CLOSE},
+		.ts = 1400,
+		.coro = 1,
+		.fd = 7,
+		.op = CTP_OP_READ,
+		.arg = 2};
+	visit(f, &close, sizeof(close));
+	switch_record(f, 1, 3, CTP_HOW_SWAPCONTEXT, 1500, 0);
+	visit(f, &e, sizeof(e)); /* its end again */
+	assert_null(ctp_coro_find(&f->p.coros, 2));
+	assert_null(ctp_coro_find(&f->p.coros, 3));
+	assert_int_equal(f->p.coros.count, 1);
+
+	read_back(f);
+	size_t coro_lines = 0, end_lines = 0, fd_lines = 0, switch_lines = 0;
+	for (size_t i = 0; i < f->nlines; i++) {
+		const char *type = str(f->lines[i], "type");
+		coro_lines += strcmp(type, "coro") == 0;
+		end_lines += strcmp(type, "coro_end") == 0;
+		fd_lines += strcmp(type, "fd") == 0;
+		switch_lines += strcmp(type, "switch") == 0;
+	}
+	assert_int_equal(coro_lines, 3); /* the thread, 2 and 3, once each */
+	assert_int_equal(end_lines, 2);
+	assert_int_equal(fd_lines, 1);	   /* the close is written, naming its waiter */
+	assert_int_equal(switch_lines, 3); /* so is the switch */
 }
 
 /* A switch to a coroutine whose creation was never seen (dropped, or made before a fork): it
@@ -518,6 +587,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(a_coroutines_life_becomes_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(an_ended_coroutine_stays_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(an_unknown_coroutine_is_announced_first, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_late_create_does_not_announce_twice, setup,
