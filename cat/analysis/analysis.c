@@ -243,6 +243,10 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct 
 	p->pub.switches++;
 	see_ts(a, p, ts);
 
+	/* Both may be new (their coro lines lost): room for two first, so that making `to` does not
+	 * move the records from `from` points into. */
+	if (CTP_GROW(a->coros, a->cap_coros, a->ncoros + 2) < 0)
+		return -1;
 	struct an_coro *from = coro_of(a, p, ev->sw.from);
 	struct an_coro *to = coro_of(a, p, ev->sw.to);
 	if ((ev->sw.from && !from) || (ev->sw.to && !to))

@@ -2,7 +2,8 @@
  * on an fd that was closed while it waited is a lost wakeup, found from the station's word and from
  * the events alone, with the close that stranded it; a healthy exchange, a coroutine woken
  * after the close, and a close from before the wait give no such finding; loss makes findings
- * uncertain. docs/report.md defines the findings. */
+ * uncertain; a switch between two coroutines never announced is recorded for both, however the
+ * table of coroutines grows. docs/report.md defines the findings. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -352,6 +353,39 @@ static void loss_makes_it_uncertain(void **state)
 	ctp_analysis_free(a);
 }
 
+/* A switch that names two coroutines never announced (their coro lines lost) when the table of
+ * coroutines is full: making the second grows it, and what is recorded of the first (its
+ * suspend) must land in the table as it is afterwards, not in the one it left. */
+static void a_switch_between_two_new_coroutines_when_the_table_grows(void **state)
+{
+	(void)state;
+	struct ctp_analysis *a = new_analysis();
+	assert_non_null(a);
+	line(a, "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":2,\"tool\":\"t\","
+		"\"start\":1}");
+	line(a,
+	     "{\"type\":\"process\",\"pid\":7,\"ppid\":1,\"exe\":\"/bin/srv\",\"argv\":[\"srv\"]}");
+	/* The table starts with room for 16: 15 announced, the first named by the switch fills
+	 * it, the second grows it. */
+	for (int id = 1; id <= 15; id++)
+		line(a,
+		     "{\"type\":\"coro\",\"pid\":7,\"coro\":%d,\"kind\":\"ucontext\",\"entry\":"
+		     "null,"
+		     "\"entry_addr\":null,\"parent\":null,\"tid\":7,\"ts\":%d,\"stack\":null}",
+		     id, id);
+	assert_int_equal(ctp_analysis_coro_count(a), 15);
+	line(a, "{\"type\":\"switch\",\"pid\":7,\"tid\":7,\"ts\":500,\"from\":100,\"to\":101,"
+		"\"how\":\"swapcontext\",\"stack\":null}");
+	const struct ctp_analysis_coro *from = ctp_analysis_coro_find(a, 7, 100);
+	const struct ctp_analysis_coro *to = ctp_analysis_coro_find(a, 7, 101);
+	assert_non_null(from);
+	assert_non_null(to);
+	assert_int_equal(from->last_suspend_ts, 500);
+	assert_int_equal(to->last_resume_ts, 500);
+	assert_int_equal(to->resumes, 1);
+	ctp_analysis_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +396,7 @@ int main(void)
 		cmocka_unit_test(a_close_before_the_wait_is_not_blamed),
 		cmocka_unit_test(loss_makes_it_uncertain),
 		cmocka_unit_test(judged_so_far_then_at_a_snapshot_then_finished),
+		cmocka_unit_test(a_switch_between_two_new_coroutines_when_the_table_grows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
