@@ -203,12 +203,12 @@ static int track_run(struct ctp_analysis *a, struct an_coro *from, const struct 
 	uint64_t length = ev->ts - run->start;
 	if (length > f->longest_run_ns) {
 		f->longest_run_ns = length;
-		f->longest_run_start = run->start;
-		/* Where it ran is only ever shown for a run over the threshold. */
+		/* When and where it ran is only ever shown for a run over the threshold. */
 		if (length > a->opt.never_yielded_after_ns) {
 			struct an_side *sd = side(a, from);
 			if (!sd)
 				return -1;
+			sd->longest_run_start = run->start;
 			sd->longest_run_tid = ev->tid;
 			sd->longest_run_stack = ev->stack;
 		}
@@ -259,14 +259,15 @@ static int on_switch(struct ctp_analysis *a, struct an_process *p, const struct 
 		struct ctp_analysis_coro *f = &from->pub;
 		/* A coroutine's own switches are read in their order but for an M:N scheduler's
 		 * thread hops, which the collector orders within its harvest pass. */
+		uint32_t to_ref = to ? to->pub.index + 1 : 0;
 		if (!f->last_suspend_ts) {
 			from->first_suspend_stack = ev->stack;
-			from->first_suspend_to = ev->sw.to;
+			from->first_suspend_to = to_ref;
 		}
 		if (ts >= f->last_suspend_ts) {
 			f->last_suspend_ts = ts;
 			f->last_suspend_stack = ev->stack;
-			from->last_suspend_to = ev->sw.to;
+			from->last_suspend_to = to_ref;
 		}
 	}
 	if (to) {

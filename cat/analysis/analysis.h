@@ -168,7 +168,8 @@ const char *ctp_analysis_idle_name(enum ctp_analysis_idle why);
  * unwinder) rather than to the program. */
 bool ctp_analysis_tracer_frame(const struct ctp_analysis_frame *fr);
 
-/* Fields are ordered so that the 32-bit ones pair up: a big trace holds millions of these. */
+/* Fields are ordered so that the 32-bit ones pair up, and the small ones share 8 bytes: a big
+ * trace holds millions of these (a million: 16 MB less than with a word each). */
 struct ctp_analysis_coro {
 	uint32_t index;	  /* position in ctp_analysis_coro_at() */
 	uint32_t process; /* index of its process */
@@ -180,27 +181,26 @@ struct ctp_analysis_coro {
 	uint64_t entry_addr, parent;
 	uint64_t created_ts;			  /* 0 if unknown */
 	uint32_t create_stack;			  /* 0 if none */
-	uint32_t end_how;			  /* enum ctp_end_how */
+	uint32_t last_tid;			  /* thread it last ran on */
 	uint64_t ended_ts;			  /* 0 if unknown */
 	uint64_t resumes;			  /* switch lines that resumed it */
 	uint64_t last_resume_ts, last_suspend_ts; /* 0 if never */
-	uint32_t last_tid;			  /* thread it last ran on */
 	uint32_t last_suspend_stack;		  /* 0 if unknown */
-	uint64_t longest_run_ns;		  /* longest time between a resume and a suspend */
-	uint64_t longest_run_start;
-	/* The final `state` line (state UNKNOWN when none). */
-	enum ctp_analysis_state state;
 	uint32_t state_tid;
+	uint64_t longest_run_ns; /* longest time between a resume and a suspend */
+	/* The final `state` line (state UNKNOWN when none). */
 	uint64_t state_since;
 	uint64_t state_switches;
 	uint32_t state_stack;
 	int wait_fd;	     /* -1: waits on no fd (or not known) */
 	const char *wait_op; /* NULL if unknown */
-	int wait_closed;     /* 1 the fd was closed while it waited, 0 not, -1 unknown */
-	bool ended;	     /* its coro_end event was seen (cat/model/event.h) */
+	enum ctp_analysis_state state : 8;
+	enum ctp_end_how end_how : 8;
+	signed int wait_closed : 8; /* 1 the fd was closed while it waited, 0 not, -1 unknown */
+	bool ended;		    /* its coro_end event was seen (cat/model/event.h) */
 	/* Set by ctp_analysis_finish: suspended at the end, idle in its runtime, so neither stuck
 	 * nor leaked. */
-	enum ctp_analysis_idle idle;
+	enum ctp_analysis_idle idle : 8;
 };
 
 size_t ctp_analysis_coro_count(const struct ctp_analysis *a);

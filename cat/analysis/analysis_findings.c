@@ -210,7 +210,7 @@ static int find_never_yielded(struct ctp_analysis *a, const struct an_process *p
 		f->tid = c->pub.last_tid;
 		f->at_end = true;
 	} else {
-		f->ts = c->pub.longest_run_start;
+		f->ts = ctp_an_side(a, c)->longest_run_start;
 		f->duration_ns = c->pub.longest_run_ns;
 		f->tid = ctp_an_side(a, c)->longest_run_tid;
 		f->stack = ctp_an_side(a, c)->longest_run_stack;

@@ -72,7 +72,10 @@ static bool top_level(const struct ctp_analysis *a, size_t process, uint32_t id,
 static bool pooled(const struct ctp_analysis *a, const struct an_coro *c)
 {
 	uint64_t handshake_at, parked_at;
-	return c->pub.parent && c->first_suspend_to == c->pub.parent && c->pub.resumes >= 2 &&
+	const struct an_coro *first_to =
+		c->first_suspend_to ? &a->coros[c->first_suspend_to - 1] : NULL;
+	return c->pub.parent && first_to && first_to->pub.id == c->pub.parent &&
+	       c->pub.resumes >= 2 &&
 	       top_level(a, c->pub.process, c->first_suspend_stack, 1, &handshake_at) &&
 	       top_level(a, c->pub.process, ctp_an_suspend_stack(a, c), 2, &parked_at) &&
 	       parked_at != handshake_at;
@@ -86,13 +89,9 @@ int ctp_an_find_idle(struct ctp_analysis *a, const bool *explained)
 		return -1;
 	for (size_t i = 0; i < a->ncoros; i++) {
 		const struct an_coro *c = &a->coros[i];
-		if (!(c->pub.ended || c->pub.state == CTP_ANALYSIS_STATE_EXITED) ||
-		    !c->last_suspend_to)
-			continue;
-		const struct ctp_analysis_coro *to =
-			ctp_analysis_coro_in(a, c->pub.process, c->last_suspend_to);
-		if (to)
-			ends_into[to->index]++;
+		if ((c->pub.ended || c->pub.state == CTP_ANALYSIS_STATE_EXITED) &&
+		    c->last_suspend_to)
+			ends_into[c->last_suspend_to - 1]++;
 	}
 	for (size_t i = 0; i < a->ncoros; i++) {
 		struct an_coro *c = &a->coros[i];

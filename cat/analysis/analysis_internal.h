@@ -32,8 +32,9 @@ struct an_side {
 	const char *late_op;
 	uint64_t late_ready_ts, late_ns;
 	uint32_t late_stack;
-	/* Its longest run, once one was over the never-yielded threshold: the thread and where it
-	 * switched away after it. */
+	/* Its longest run, once one was over the never-yielded threshold: when it began, the
+	 * thread and where it switched away after it. */
+	uint64_t longest_run_start;
 	uint32_t longest_run_tid, longest_run_stack;
 };
 
@@ -42,9 +43,11 @@ struct an_coro {
 	struct ctp_analysis_coro pub;
 	uint32_t side; /* 1 + its index in ctp_analysis.sides; 0: none needed yet */
 	/* Its first suspend (the first switch away from it read): its stack and target; and the
-	 * target of its latest one. What tells an idle coroutine (analysis_idle.c). */
+	 * target of its latest one. What tells an idle coroutine (analysis_idle.c). A target is
+	 * 1 + its index in coros (0: none), not its id: 4 bytes where 8 were, for each of millions.
+	 */
 	uint32_t first_suspend_stack;
-	uint64_t first_suspend_to, last_suspend_to;
+	uint32_t first_suspend_to, last_suspend_to;
 };
 
 /* The latest coroutine that got EAGAIN on an fd, for fd lines that name no waiter. */
