@@ -36,7 +36,7 @@ static void state_now(struct ctp_proc *p, uint32_t idx, const struct ctp_station
 	bool waits = ctp_wait_current(s->wait_fd, s->wait_op, s->switches);
 	uint32_t state = s->state;
 	if (state == CTP_STATE_EXITED || (state == CTP_STATE_LEFT && !waits) ||
-	    (ctp_ended_coros_has(&p->ended, s->coro)))
+	    ctp_ended_coros_has(&p->ended, s->coro))
 		return;
 	if (state == CTP_STATE_LEFT)
 		state = CTP_STATE_SUSPENDED; /* it left to wait on an fd */
