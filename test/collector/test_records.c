@@ -189,6 +189,27 @@ static void switch_record(struct fixture *f, uint64_t from, uint64_t to, uint32_
 	visit(f, &s, s.r.h.size);
 }
 
+/* The end of `coro`: how it ended is the switch that ended it (aux), or 0 for none. */
+static void exit_record(struct fixture *f, uint64_t coro, uint32_t how, uint64_t ts)
+{
+	struct ctp_rec_exit e = {
+		.h = {.size = sizeof(e), .type = CTP_REC_EXIT, .aux = how}, .ts = ts, .coro = coro};
+	visit(f, &e, sizeof(e));
+}
+
+/* A close of fd by `coro` (the process's thread, here) while `waiter` waited to read it. */
+static void close_record(struct fixture *f, uint64_t coro, int32_t fd, uint64_t waiter, uint64_t ts)
+{
+	struct ctp_rec_fd close = {
+		.h = {.size = sizeof(close), .type = CTP_REC_FD, .aux = CTP_FD_CLOSE},
+		.ts = ts,
+		.coro = coro,
+		.fd = fd,
+		.op = CTP_OP_READ,
+		.arg = waiter};
+	visit(f, &close, sizeof(close));
+}
+
 /* Collects the log of ended coroutines. */
 static void gather_ended(const struct ctp_ended_coro *c, void *ctx)
 {
@@ -208,11 +229,7 @@ static void a_coroutines_life_becomes_lines(void **state)
 	assert_int_equal(f->rs.tid, TID);
 	create_record(f, 2, 1, 1100);
 	switch_record(f, 1, 2, CTP_HOW_SWAPCONTEXT, 1200, 2); /* the same frames as the creation */
-	struct ctp_rec_exit e = {
-		.h = {.size = sizeof(e), .type = CTP_REC_EXIT, .aux = CTP_HOW_RETURN},
-		.ts = 1300,
-		.coro = 2};
-	visit(f, &e, sizeof(e));
+	exit_record(f, 2, CTP_HOW_RETURN, 1300);
 	switch_record(f, 2, 1, CTP_HOW_RETURN, 1300, 0);
 	assert_int_equal(f->v.malformed, 0);
 
@@ -292,30 +309,15 @@ static void an_ended_coroutine_stays_gone(void **state)
 	create_record(f, 2, 1, 1100);
 	create_record(f, 3, 1, 1150);
 	switch_record(f, 1, 2, CTP_HOW_SWAPCONTEXT, 1200, 0);
-	struct ctp_rec_exit e = {
-		.h = {.size = sizeof(e), .type = CTP_REC_EXIT, .aux = CTP_HOW_RETURN},
-		.ts = 1300,
-		.coro = 2};
-	visit(f, &e, sizeof(e));
+	exit_record(f, 2, CTP_HOW_RETURN, 1300);
 	switch_record(f, 2, 1, CTP_HOW_RETURN, 1300, 0);
-	struct ctp_rec_exit abandoned = {
-		.h = {.size = sizeof(abandoned), .type = CTP_REC_EXIT, .aux = 0},
-		.ts = 1350,
-		.coro = 3};
-	visit(f, &abandoned, sizeof(abandoned));
+	exit_record(f, 3, 0, 1350); /* abandoned */
 	assert_null(ctp_coro_find(&f->p.coros, 3));
 	assert_true(ctp_ended_coros_has(&f->p.ended, 3));
 
-	struct ctp_rec_fd close = {
-		.h = {.size = sizeof(close), .type = CTP_REC_FD, .aux = CTP_FD_CLOSE},
-		.ts = 1400,
-		.coro = 1,
-		.fd = 7,
-		.op = CTP_OP_READ,
-		.arg = 2};
-	visit(f, &close, sizeof(close));
+	close_record(f, 1, 7, 2, 1400);
 	switch_record(f, 1, 3, CTP_HOW_SWAPCONTEXT, 1500, 0);
-	visit(f, &e, sizeof(e)); /* its end again */
+	exit_record(f, 2, CTP_HOW_RETURN, 1600); /* its end again */
 	assert_null(ctp_coro_find(&f->p.coros, 2));
 	assert_null(ctp_coro_find(&f->p.coros, 3));
 	assert_int_equal(f->p.coros.count, 1);
@@ -373,14 +375,7 @@ static void fd_records_become_fd_lines(void **state)
 {
 	struct fixture *f = *state;
 	thread_record(f, 1, 1000);
-	struct ctp_rec_fd close = {
-		.h = {.size = sizeof(close), .type = CTP_REC_FD, .aux = CTP_FD_CLOSE},
-		.ts = 2000,
-		.coro = 1,
-		.fd = 7,
-		.op = CTP_OP_READ,
-		.arg = 5};
-	visit(f, &close, sizeof(close));
+	close_record(f, 1, 7, 5, 2000);
 	struct ctp_rec_fd reg = {
 		.h = {.size = sizeof(reg), .type = CTP_REC_FD, .aux = CTP_FD_REGISTER},
 		.ts = 2100,
