@@ -36,6 +36,24 @@ static void count_in_order(const struct ctp_ended_coro *c, void *ctx)
 	s->next_id = c->id + 1;
 }
 
+/* Adds ids 1..n, each with record_of's fields. */
+static void add_in_order(struct ctp_ended_coros *e, uint64_t n)
+{
+	for (uint64_t id = 1; id <= n; id++) {
+		struct ctp_ended_coro c = record_of(id);
+		ctp_ended_coros_add(e, &c);
+	}
+}
+
+/* Reads the log back: all n of add_in_order's records, whole and in order. */
+static void expect_all_in_order(struct ctp_ended_coros *e, uint64_t n)
+{
+	struct seen s = {.next_id = 1};
+	assert_true(ctp_ended_coros_each(e, count_in_order, &s));
+	assert_int_equal(s.n, n);
+	assert_int_equal(s.wrong, 0);
+}
+
 static void ids_are_known_again(void **state)
 {
 	(void)state;
@@ -64,18 +82,12 @@ static void records_come_back_in_order_across_the_file(void **state)
 	struct ctp_ended_coros e;
 	ctp_ended_coros_init(&e);
 	const uint64_t n = 3 * CTP_ENDED_BLOCK + 5;
-	for (uint64_t id = 1; id <= n; id++) {
-		struct ctp_ended_coro c = record_of(id);
-		ctp_ended_coros_add(&e, &c);
-	}
+	add_in_order(&e, n);
 	assert_true(e.fd >= 0);
 	assert_int_equal(e.in_file, 3 * CTP_ENDED_BLOCK);
 	assert_true(e.buf_cap <= CTP_ENDED_BLOCK); /* memory holds one block at most */
 	assert_false(e.memory_only);
-	struct seen s = {.next_id = 1};
-	assert_true(ctp_ended_coros_each(&e, count_in_order, &s));
-	assert_int_equal(s.n, n);
-	assert_int_equal(s.wrong, 0);
+	expect_all_in_order(&e, n);
 	ctp_ended_coros_free(&e);
 }
 
@@ -86,16 +98,10 @@ static void without_a_file_the_log_stays_in_memory(void **state)
 	ctp_ended_coros_init(&e);
 	e.tmpdir = "/nonexistent/ctp-test";
 	const uint64_t n = 2 * CTP_ENDED_BLOCK + 1;
-	for (uint64_t id = 1; id <= n; id++) {
-		struct ctp_ended_coro c = record_of(id);
-		ctp_ended_coros_add(&e, &c);
-	}
+	add_in_order(&e, n);
 	assert_true(e.memory_only);
 	assert_int_equal(e.in_file, 0);
-	struct seen s = {.next_id = 1};
-	assert_true(ctp_ended_coros_each(&e, count_in_order, &s));
-	assert_int_equal(s.n, n);
-	assert_int_equal(s.wrong, 0);
+	expect_all_in_order(&e, n);
 	ctp_ended_coros_free(&e);
 }
 
@@ -104,11 +110,7 @@ static void a_short_file_is_said_and_the_rest_comes_back(void **state)
 	(void)state;
 	struct ctp_ended_coros e;
 	ctp_ended_coros_init(&e);
-	const uint64_t n = CTP_ENDED_BLOCK + 10;
-	for (uint64_t id = 1; id <= n; id++) {
-		struct ctp_ended_coro c = record_of(id);
-		ctp_ended_coros_add(&e, &c);
-	}
+	add_in_order(&e, CTP_ENDED_BLOCK + 10);
 	assert_int_equal(e.in_file, CTP_ENDED_BLOCK);
 	/* Half the block gone (someone truncated the file). */
 	assert_int_equal(ftruncate(e.fd, CTP_ENDED_BLOCK / 2 * sizeof(struct ctp_ended_coro)), 0);
