@@ -29,9 +29,7 @@ void ctp_ended_coros_free(struct ctp_ended_coros *e)
 	free(e->buf);
 	if (e->fd >= 0)
 		close(e->fd);
-	const char *tmpdir = e->tmpdir;
 	ctp_ended_coros_init(e);
-	e->tmpdir = tmpdir;
 }
 
 static size_t page_slot(uint64_t number, size_t cap)
