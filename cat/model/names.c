@@ -21,11 +21,17 @@ _Static_assert(offsetof(struct stack_name, id) == offsetof(struct ctp_cat_coro_n
 _Static_assert(offsetof(struct stack_name, pid) == offsetof(struct ctp_cat_coro_name, pid),
 	       "entries keep their pid at one place");
 
-/* Entries of one kind: an array whose freed slots (of exited processes) are reused. */
+/* Entries of one kind: an array whose freed slots (of exited processes) are reused. Each slot
+ * is on one chain through `next`: its process's, which an exit walks to free them, or the free
+ * one, which a new entry takes from. Both are O(1) an entry: a search for a free slot from the
+ * start took a trace of two processes of 200,000 coroutines each, one after the other, 33 s. */
 struct slots {
 	struct ctp_idmap index; /* (pid, id) -> slot */
+	struct ctp_idmap heads; /* (pid, 0) -> the first slot of its chain */
 	void *items;
-	size_t count, cap, nfree, size;
+	uint32_t *next; /* per slot: the next on its chain, CTP_IDMAP_NONE at its end */
+	size_t count, cap, cap_next, size;
+	uint32_t free_head; /* CTP_IDMAP_NONE: no free slot */
 };
 
 struct ctp_cat_names {
@@ -42,6 +48,7 @@ struct ctp_cat_names *ctp_cat_names_new(void)
 	if (n) {
 		n->coros.size = sizeof(struct ctp_cat_coro_name);
 		n->stacks.size = sizeof(struct stack_name);
+		n->coros.free_head = n->stacks.free_head = CTP_IDMAP_NONE;
 	}
 	return n;
 }
@@ -51,10 +58,13 @@ void ctp_cat_names_free(struct ctp_cat_names *n)
 	if (!n)
 		return;
 	ctp_strings_free(&n->strings);
-	ctp_idmap_free(&n->coros.index);
-	ctp_idmap_free(&n->stacks.index);
-	free(n->coros.items);
-	free(n->stacks.items);
+	struct slots *kinds[] = {&n->coros, &n->stacks};
+	for (size_t k = 0; k < 2; k++) {
+		ctp_idmap_free(&kinds[k]->index);
+		ctp_idmap_free(&kinds[k]->heads);
+		free(kinds[k]->items);
+		free(kinds[k]->next);
+	}
 	free(n);
 }
 
@@ -76,33 +86,36 @@ static uint32_t slot_of(struct slots *t, uint32_t pid, uint64_t id)
 	uint32_t at = ctp_idmap_get(&t->index, pid, id);
 	if (at != CTP_IDMAP_NONE)
 		return at;
-	size_t slot = t->count;
-	for (size_t i = 0; t->nfree && i < t->count; i++) {
-		if (*pid_at(t, i) == 0) {
-			t->nfree--;
-			slot = i;
-			break;
-		}
-	}
-	if (slot == t->count) {
-		if (ctp_grow(&t->items, &t->cap, t->count + 1, t->size) < 0)
+	uint32_t slot = t->free_head;
+	if (slot != CTP_IDMAP_NONE) {
+		t->free_head = t->next[slot];
+	} else {
+		if (t->count >= CTP_IDMAP_NONE ||
+		    ctp_grow(&t->items, &t->cap, t->count + 1, t->size) < 0 ||
+		    CTP_GROW(t->next, t->cap_next, t->count + 1) < 0)
 			return CTP_IDMAP_NONE;
-		t->count++;
+		slot = (uint32_t)t->count++;
 	}
-	if (ctp_idmap_put(&t->index, pid, id, (uint32_t)slot) < 0)
+	t->next[slot] = ctp_idmap_get(&t->heads, pid, 0);
+	if (ctp_idmap_put(&t->index, pid, id, slot) < 0 ||
+	    ctp_idmap_put(&t->heads, pid, 0, slot) < 0)
 		return CTP_IDMAP_NONE;
-	return (uint32_t)slot;
+	return slot;
 }
 
+/* Frees the slots of process pid: its chain goes onto the free one. */
 static void forget(struct slots *t, uint32_t pid)
 {
-	for (size_t i = 0; i < t->count; i++) {
-		if (*pid_at(t, i) != pid)
-			continue;
+	uint32_t i = ctp_idmap_get(&t->heads, pid, 0);
+	while (i != CTP_IDMAP_NONE) {
+		uint32_t next = t->next[i];
 		ctp_idmap_del(&t->index, pid, id_at(t, i));
 		*pid_at(t, i) = 0;
-		t->nfree++;
+		t->next[i] = t->free_head;
+		t->free_head = i;
+		i = next;
 	}
+	ctp_idmap_del(&t->heads, pid, 0);
 }
 
 static int learn_coro(struct ctp_cat_names *n, const struct ctp_event *ev)

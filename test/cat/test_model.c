@@ -1,14 +1,16 @@
 /* The event model (cat/model/): the one (pid, id) table, the decoder with its format 1 ends,
- * and the run tracker. */
+ * the run tracker, and the names of the streaming views across processes that come and go. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "cat/model/event.h"
+#include "cat/model/names.h"
 #include "cat/model/runs.h"
 #include "ctp/segment.h"
 
@@ -190,6 +192,82 @@ static void runs_close_per_thread(void **state)
 	ctp_runs_free(&r);
 }
 
+/* Feeds one line to the names, as the streaming views do. */
+static void see(struct fed *f, struct ctp_cat_names *n, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	feed(f, text);
+	assert_int_equal(ctp_cat_names_see(n, &f->ev), 0);
+}
+
+static void coro_line(struct fed *f, struct ctp_cat_names *n, unsigned pid, unsigned coro,
+		      const char *entry)
+{
+	see(f, n,
+	    "{\"type\":\"coro\",\"pid\":%u,\"coro\":%u,\"kind\":\"ucontext\",\"entry\":\"%s\","
+	    "\"entry_addr\":null,\"parent\":null,\"tid\":%u,\"ts\":1,\"stack\":null}",
+	    pid, coro, entry, pid);
+}
+
+/* The names of a process are forgotten after its exit (at the next event), and their slots go
+ * to the processes that follow: each name stays its own coroutine's, whichever process's slots
+ * it took, however the exits interleave. */
+static void names_outlive_their_processes_slots(void **state)
+{
+	(void)state;
+	struct fed f = {0};
+	ctp_event_decoder_init(&f.d);
+	struct ctp_cat_names *n = ctp_cat_names_new();
+	assert_non_null(n);
+	see(&f, n,
+	    "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":2,\"tool\":\"t\","
+	    "\"start\":1}");
+	enum { PER = 50 };
+	char entry[32];
+	/* Three rounds: pids 10 and 11 live together, 10 exits, 12 comes, 11 exits, ... */
+	for (unsigned round = 0; round < 3; round++) {
+		unsigned a = 10 + 2 * round, b = a + 1;
+		for (unsigned c = 1; c <= PER; c++) {
+			snprintf(entry, sizeof(entry), "a%u_%u", a, c);
+			coro_line(&f, n, a, c, entry);
+			snprintf(entry, sizeof(entry), "b%u_%u", b, c);
+			coro_line(&f, n, b, c, entry);
+		}
+		see(&f, n, "{\"type\":\"exit\",\"pid\":%u,\"status\":0}", a);
+		/* Forgotten at the next event; b's names stay, and b's coroutines made after take
+		 * a's slots. */
+		coro_line(&f, n, b, PER + 1, "b_late");
+		for (unsigned c = 1; c <= PER; c++) {
+			assert_null(ctp_cat_names_coro_info(n, a, c));
+			snprintf(entry, sizeof(entry), "b%u_%u", b, c);
+			assert_string_equal(ctp_cat_names_entry(n, b, c), entry);
+		}
+		assert_string_equal(ctp_cat_names_entry(n, b, PER + 1), "b_late");
+		see(&f, n, "{\"type\":\"exit\",\"pid\":%u,\"status\":0}", b);
+		see(&f, n, "{\"type\":\"loss\",\"pid\":%u,\"tid\":%u,\"count\":1}", b + 100,
+		    b + 100);
+		for (unsigned c = 1; c <= PER + 1; c++)
+			assert_null(ctp_cat_names_coro_info(n, b, c));
+	}
+	/* A new process on the slots of all of them: its names, and only its. */
+	for (unsigned c = 1; c <= 3 * PER; c++) {
+		snprintf(entry, sizeof(entry), "z_%u", c);
+		coro_line(&f, n, 99, c, entry);
+	}
+	for (unsigned c = 1; c <= 3 * PER; c++) {
+		snprintf(entry, sizeof(entry), "z_%u", c);
+		assert_string_equal(ctp_cat_names_entry(n, 99, c), entry);
+	}
+	assert_string_equal(ctp_cat_names_entry(n, 10, 1), "?");
+	ctp_cat_names_free(n);
+	json_decref(f.json);
+	ctp_event_decoder_free(&f.d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +276,7 @@ int main(void)
 		cmocka_unit_test(format_1_ends_are_derived_once),
 		cmocka_unit_test(format_2_ends_are_read),
 		cmocka_unit_test(runs_close_per_thread),
+		cmocka_unit_test(names_outlive_their_processes_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
