@@ -86,10 +86,9 @@ bool ctp_ended_coros_has(const struct ctp_ended_coros *e, uint64_t id)
 	return p && (p->bits[bit / 64] >> (bit % 64) & 1);
 }
 
-static const char *tmpdir_of(const struct ctp_ended_coros *e)
+/* Where the file goes: $TMPDIR, else /tmp. */
+static const char *tmpdir(void)
 {
-	if (e->tmpdir)
-		return e->tmpdir;
 	const char *dir = getenv("TMPDIR");
 	return dir && *dir ? dir : "/tmp";
 }
@@ -115,7 +114,7 @@ static int temporary_file(const char *dir)
 /* Writes the buffer's block to the file; false (the log then stays in memory) when it cannot. */
 static bool write_block(struct ctp_ended_coros *e)
 {
-	const char *dir = tmpdir_of(e);
+	const char *dir = tmpdir();
 	if (e->fd < 0)
 		e->fd = temporary_file(dir);
 	size_t bytes = e->nbuf * sizeof(*e->buf);

@@ -28,10 +28,9 @@ struct ctp_ended_coros {
 	/* The log: the records not yet written to the file, then those in it. */
 	struct ctp_ended_coro *buf;
 	size_t nbuf, buf_cap;
-	int fd;		    /* the temporary file; -1 until the first block is written */
-	uint64_t in_file;   /* records in it */
-	bool memory_only;   /* the file could not be made or written: the log stays in memory */
-	const char *tmpdir; /* where the file goes; NULL: $TMPDIR, else /tmp */
+	int fd;		  /* the temporary file; -1 until the first block is written */
+	uint64_t in_file; /* records in it */
+	bool memory_only; /* the file could not be made or written: the log stays in memory */
 };
 
 enum { CTP_ENDED_PAGE_IDS = 4096, CTP_ENDED_BLOCK = 32768 /* records written at once */ };

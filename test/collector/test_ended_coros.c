@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -96,13 +98,20 @@ static void without_a_file_the_log_stays_in_memory(void **state)
 	(void)state;
 	struct ctp_ended_coros e;
 	ctp_ended_coros_init(&e);
-	e.tmpdir = "/nonexistent/ctp-test";
+	const char *was = getenv("TMPDIR");
+	char *saved = was ? strdup(was) : NULL;
+	assert_int_equal(setenv("TMPDIR", "/nonexistent/ctp-test", 1), 0);
 	const uint64_t n = 2 * CTP_ENDED_BLOCK + 1;
 	add_in_order(&e, n);
 	assert_true(e.memory_only);
 	assert_int_equal(e.in_file, 0);
 	expect_all_in_order(&e, n);
 	ctp_ended_coros_free(&e);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
 }
 
 static void a_short_file_is_said_and_the_rest_comes_back(void **state)
