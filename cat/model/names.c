@@ -51,17 +51,16 @@ static int learn_coro(struct ctp_cat_names *n, const struct ctp_event *ev)
 	if (at == CTP_IDMAP_NONE)
 		return -1;
 	struct ctp_cat_coro_name *c = ctp_pid_slots_item(&n->coros, at);
-	const char *entry = ev->coro_line.entry, *kind = ev->coro_line.kind_name;
+	const char *label = ev->coro_line.entry ? ev->coro_line.entry : ev->coro_line.kind_name;
 	*c = (struct ctp_cat_coro_name){
 		.pid = ev->pid,
 		.coro = ev->coro,
-		.entry = entry ? ctp_strings_intern(&n->strings, entry, strlen(entry)) : NULL,
-		.kind = kind ? ctp_strings_intern(&n->strings, kind, strlen(kind)) : NULL,
+		.label = label ? ctp_strings_intern(&n->strings, label, strlen(label)) : NULL,
 		.entry_addr = ev->coro_line.entry_addr,
 		.created_ts = ev->ts,
 		.created_tid = ev->tid,
 	};
-	return (entry && !c->entry) || (kind && !c->kind) ? -1 : 0;
+	return label && !c->label ? -1 : 0;
 }
 
 static int learn_stack(struct ctp_cat_names *n, const struct ctp_event *ev)
@@ -119,9 +118,7 @@ const struct ctp_cat_coro_name *ctp_cat_names_coro_info(const struct ctp_cat_nam
 const char *ctp_cat_names_entry(const struct ctp_cat_names *n, uint32_t pid, uint64_t coro)
 {
 	const struct ctp_cat_coro_name *c = ctp_cat_names_coro_info(n, pid, coro);
-	if (!c)
-		return "?";
-	return c->entry ? c->entry : c->kind ? c->kind : "?";
+	return c && c->label ? c->label : "?";
 }
 
 const char *ctp_cat_names_coro(const struct ctp_cat_names *n, uint32_t pid, uint64_t coro,
