@@ -25,14 +25,30 @@ struct ctp_cat_names {
 	uint32_t forget_pid;
 };
 
-struct ctp_cat_names *ctp_cat_names_new(void)
+/* A coroutine's entry in a counting table. */
+struct counted_name {
+	struct ctp_cat_coro_name name;
+	uint64_t count;
+};
+
+static struct ctp_cat_names *names_new(size_t coro_size)
 {
 	struct ctp_cat_names *n = calloc(1, sizeof(struct ctp_cat_names));
 	if (n) {
-		ctp_pid_slots_init(&n->coros, sizeof(struct ctp_cat_coro_name));
+		ctp_pid_slots_init(&n->coros, coro_size);
 		ctp_pid_slots_init(&n->stacks, sizeof(struct stack_name));
 	}
 	return n;
+}
+
+struct ctp_cat_names *ctp_cat_names_new(void)
+{
+	return names_new(sizeof(struct ctp_cat_coro_name));
+}
+
+struct ctp_cat_names *ctp_cat_names_new_counting(void)
+{
+	return names_new(sizeof(struct counted_name));
 }
 
 void ctp_cat_names_free(struct ctp_cat_names *n)
@@ -113,6 +129,16 @@ const struct ctp_cat_coro_name *ctp_cat_names_coro_info(const struct ctp_cat_nam
 {
 	uint32_t at = ctp_pid_slots_find(&n->coros, pid, coro);
 	return at == CTP_IDMAP_NONE ? NULL : ctp_pid_slots_item(&n->coros, at);
+}
+
+uint64_t *ctp_cat_names_count(struct ctp_cat_names *n, uint32_t pid, uint64_t coro)
+{
+	if (n->coros.size != sizeof(struct counted_name))
+		return NULL;
+	uint32_t at = ctp_pid_slots_take(&n->coros, pid, coro);
+	if (at == CTP_IDMAP_NONE)
+		return NULL;
+	return &((struct counted_name *)ctp_pid_slots_item(&n->coros, at))->count;
 }
 
 const char *ctp_cat_names_entry(const struct ctp_cat_names *n, uint32_t pid, uint64_t coro)

@@ -27,6 +27,9 @@ struct ctp_cat_coro_name {
 struct ctp_cat_names;
 
 struct ctp_cat_names *ctp_cat_names_new(void);
+/* The same, whose coroutines each also carry a count their view keeps (the coroTracer view's
+ * seq): it lives and is forgotten with the name, so that it needs no table of its own. */
+struct ctp_cat_names *ctp_cat_names_new_counting(void);
 void ctp_cat_names_free(struct ctp_cat_names *n);
 
 /* Learns from `coro` and `stack` events, forgets a process after its `exit` event (at the next
@@ -37,6 +40,10 @@ int ctp_cat_names_see(struct ctp_cat_names *n, const struct ctp_event *ev);
 /* What the coroutine's `coro` event said, NULL when it was not seen. */
 const struct ctp_cat_coro_name *ctp_cat_names_coro_info(const struct ctp_cat_names *n, uint32_t pid,
 							uint64_t coro);
+
+/* The count of a coroutine, 0 the first time it is asked for, in a table made counting; a
+ * coroutine not seen yet gets an entry that names nothing. NULL when out of memory. */
+uint64_t *ctp_cat_names_count(struct ctp_cat_names *n, uint32_t pid, uint64_t coro);
 
 /* The coroutine's entry symbol, or its kind ("thread" for a thread's own stack) when the entry
  * is unknown, or "?" when the coroutine was not seen. */

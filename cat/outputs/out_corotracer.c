@@ -4,8 +4,9 @@
  * resumes (is_active true). probe_id is the coroutine id, addr its entry function's address
  * (zero for a thread's own stack, which has none), seq counts the records of each probe from 0.
  * coroTracer knows one process: a trace of several processes mixes their probe ids, which is
- * said once on stderr (--pid picks one). A process's counts are forgotten at its exit, so that
- * memory follows the live processes and a later process given the same pid counts from 0. */
+ * said once on stderr (--pid picks one). Each probe's count is kept with its name (names.h),
+ * so it is forgotten with it at its process's exit: memory follows the live processes, and a
+ * later process given the same pid counts from 0. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,22 +15,11 @@
 
 #include "cat/cat.h"
 #include "cat/model/names.h"
-#include "cat/model/pid_slots.h"
 #include "cat/outputs/view.h"
 #include "ctp/jsonw.h"
 
-/* The records written for one probe. */
-struct probe_seq {
-	uint64_t coro;
-	uint32_t pid;
-	uint64_t seq;
-};
-
-CTP_PID_SLOTS_ITEM(struct probe_seq, coro, pid);
-
 struct out_corotracer {
-	struct ctp_cat_view v;
-	struct ctp_pid_slots seqs; /* struct probe_seq */
+	struct ctp_cat_view v; /* its names count each probe's records */
 	struct ctp_jsonw w;
 	uint32_t first_pid;
 	bool have_pid, warned;
@@ -38,10 +28,8 @@ struct out_corotracer {
 /* The probe's next seq; UINT64_MAX when out of memory. */
 static uint64_t next_seq(struct out_corotracer *o, uint32_t pid, uint64_t coro)
 {
-	uint32_t at = ctp_pid_slots_take(&o->seqs, pid, coro);
-	if (at == CTP_IDMAP_NONE)
-		return UINT64_MAX;
-	return ((struct probe_seq *)ctp_pid_slots_item(&o->seqs, at))->seq++;
+	uint64_t *count = ctp_cat_names_count(o->v.names, pid, coro);
+	return count ? (*count)++ : UINT64_MAX;
 }
 
 static uint64_t probe_addr(struct out_corotracer *o, uint32_t pid, uint64_t coro)
@@ -81,8 +69,6 @@ static int corotracer_event(void *state, const struct ctp_event *ev)
 	struct out_corotracer *o = state;
 	if (ctp_cat_names_see(o->v.names, ev) < 0)
 		return -1;
-	if (ev->type == CTP_EV_EXIT && ev->pid)
-		ctp_pid_slots_forget(&o->seqs, ev->pid);
 	if (ev->type != CTP_EV_SWITCH)
 		return 0;
 	if (!o->have_pid) {
@@ -106,18 +92,20 @@ static int corotracer_event(void *state, const struct ctp_event *ev)
 static void corotracer_free(void *state)
 {
 	struct out_corotracer *o = state;
-	ctp_pid_slots_free(&o->seqs);
 	ctp_jsonw_free(&o->w);
 	ctp_cat_view_free(o);
 }
 
 int ctp_cat_out_corotracer_open(struct ctp_cat_output *out, FILE *f)
 {
-	struct out_corotracer *o = ctp_cat_view_new(sizeof(*o), f, true);
+	struct out_corotracer *o = ctp_cat_view_new(sizeof(*o), f, false);
 	if (!o)
 		return -1;
+	if (!(o->v.names = ctp_cat_names_new_counting())) {
+		ctp_cat_view_free(o);
+		return -1;
+	}
 	ctp_jsonw_init(&o->w);
-	ctp_pid_slots_init(&o->seqs, sizeof(struct probe_seq));
 	out->state = o;
 	out->event = corotracer_event;
 	out->finish = ctp_cat_view_finish;

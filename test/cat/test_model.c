@@ -268,6 +268,45 @@ static void names_outlive_their_processes_slots(void **state)
 	ctp_event_decoder_free(&f.d);
 }
 
+/* A counting table's counts: kept across the coroutine's `coro` line whichever comes first, a
+ * count for a coroutine never announced that names nothing, none in a plain table, and all
+ * forgotten with the process, so that a process given the same pid starts from 0. */
+static void counts_live_and_die_with_the_names(void **state)
+{
+	(void)state;
+	struct fed f = {0};
+	ctp_event_decoder_init(&f.d);
+	struct ctp_cat_names *plain = ctp_cat_names_new();
+	struct ctp_cat_names *n = ctp_cat_names_new_counting();
+	assert_non_null(plain);
+	assert_non_null(n);
+	assert_null(ctp_cat_names_count(plain, 7, 1));
+	see(&f, n,
+	    "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":2,\"tool\":\"t\","
+	    "\"start\":1}");
+	coro_line(&f, n, 7, 1, "first");
+	for (int i = 0; i < 3; i++)
+		(*ctp_cat_names_count(n, 7, 1))++;
+	(*ctp_cat_names_count(n, 7, 2))++; /* before its coro line */
+	coro_line(&f, n, 7, 2, "second");
+	(*ctp_cat_names_count(n, 7, 9))++; /* never announced */
+	assert_int_equal(*ctp_cat_names_count(n, 7, 1), 3);
+	assert_int_equal(*ctp_cat_names_count(n, 7, 2), 1);
+	assert_string_equal(ctp_cat_names_entry(n, 7, 2), "second");
+	assert_int_equal(*ctp_cat_names_count(n, 7, 9), 1);
+	assert_string_equal(ctp_cat_names_entry(n, 7, 9), "?");
+	assert_int_equal(ctp_cat_names_coro_info(n, 7, 9)->entry_addr, 0);
+	see(&f, n, "{\"type\":\"exit\",\"pid\":7,\"status\":0}");
+	coro_line(&f, n, 7, 1, "reused");
+	assert_int_equal(*ctp_cat_names_count(n, 7, 1), 0);
+	assert_int_equal(*ctp_cat_names_count(n, 7, 2), 0);
+	assert_string_equal(ctp_cat_names_entry(n, 7, 1), "reused");
+	ctp_cat_names_free(n);
+	ctp_cat_names_free(plain);
+	json_decref(f.json);
+	ctp_event_decoder_free(&f.d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +316,7 @@ int main(void)
 		cmocka_unit_test(format_2_ends_are_read),
 		cmocka_unit_test(runs_close_per_thread),
 		cmocka_unit_test(names_outlive_their_processes_slots),
+		cmocka_unit_test(counts_live_and_die_with_the_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
