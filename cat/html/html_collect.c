@@ -1,7 +1,7 @@
 /* What the dashboard keeps while the trace is read: every switch per thread, for the timeline,
  * and each coroutine's first and last events, for its history. Memory: 16 bytes per switch plus
- * a bounded history per coroutine. Coroutines and processes are the analysis's (the one table
- * of them): this only adds what the page shows beyond the model. */
+ * a bounded history per coroutine, allocated as its events come. Coroutines and processes are the
+ * analysis's (the one table of them): this only adds what the page shows beyond the model. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,13 +69,23 @@ static int thread_of(struct ctp_html_collect *c, const struct ctp_event *ev,
 	return 0;
 }
 
+/* The events a head holds at first: a coroutine made, resumed, suspended and ended has 4-8. */
+enum { HEAD_FIRST = 8 };
+_Static_assert(CTP_HTML_HISTORY_HEAD % HEAD_FIRST == 0 &&
+		       ((CTP_HTML_HISTORY_HEAD / HEAD_FIRST) &
+			(CTP_HTML_HISTORY_HEAD / HEAD_FIRST - 1)) == 0,
+	       "a head doubles up to CTP_HTML_HISTORY_HEAD exactly");
+
 static int add_event(struct ctp_html_coro *co, const struct ctp_html_event *ev)
 {
 	if (co->nhead < CTP_HTML_HISTORY_HEAD) {
-		if (!co->head) {
-			co->head = malloc(CTP_HTML_HISTORY_HEAD * sizeof(*co->head));
-			if (!co->head)
+		if (co->nhead == co->cap_head) {
+			uint32_t cap = co->cap_head ? 2 * co->cap_head : HEAD_FIRST;
+			struct ctp_html_event *head = realloc(co->head, cap * sizeof(*head));
+			if (!head)
 				return -1;
+			co->head = head;
+			co->cap_head = cap;
 		}
 		co->head[co->nhead++] = *ev;
 		return 0;
