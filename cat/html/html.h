@@ -104,10 +104,14 @@ void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *
 /* Orders a thread's switches by time (they come in order per thread; this is a guard). */
 void ctp_html_timeline_sort(struct ctp_html_thread *th);
 
-/* Writes the page's JSON data for the analysed trace. `source` names the trace file,
- * `end` is how reading ended. Returns 0, or -1 when out of memory. */
-int ctp_html_data_write(struct ctp_jsonw *w, const struct ctp_analysis *a,
-			struct ctp_html_collect *c, const char *source,
-			const struct ctp_trace_end *end, const char *trace_tool);
+/* Takes the next piece of the page's data; 0, or -1 with errno set. */
+typedef int (*ctp_html_sink)(void *ctx, const char *buf, size_t len);
+
+/* Writes the page's JSON data for the analysed trace, handed to `sink` a piece at a time (about
+ * a MiB) as it is written. `source` names the trace file, `end` is how reading ended. Returns 0,
+ * or -1 with errno set: ENOMEM, or the sink's error (nothing more was handed to it then). */
+int ctp_html_data_write(const struct ctp_analysis *a, struct ctp_html_collect *c,
+			const char *source, const struct ctp_trace_end *end, const char *trace_tool,
+			ctp_html_sink sink, void *sink_ctx);
 
 #endif

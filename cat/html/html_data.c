@@ -1,7 +1,9 @@
 /* The dashboard's data: the analysis (summary, processes, coroutines, findings, stacks) and the
  * collected switches (timeline, histories) as one JSON object, in the layout dashboard.js reads
  * and docs/dashboard.md describes. Times are nanoseconds after t0, the earliest time in the
- * trace; -1 stands for unknown. Only the stacks something refers to are written. */
+ * trace; -1 stands for unknown. Only the stacks something refers to are written. It goes out a
+ * piece at a time, as it is written. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +18,15 @@
 #define BUCKETS_MIN 256
 #define BUCKETS_MAX 16384
 
+/* The data is handed to the sink in pieces of about this size: a page is as big as its
+ * coroutines (210 MB for 10^6 of them), and need not be held whole. */
+#define PIECE_BYTES (1 << 20)
+
 struct data {
 	struct ctp_jsonw *w;
+	ctp_html_sink sink;
+	void *sink_ctx;
+	int sink_errno; /* the sink failed with it (0: not) */
 	const struct ctp_analysis *a;
 	struct ctp_html_collect *c;
 	uint64_t t0;
@@ -29,6 +38,17 @@ struct data {
 };
 
 #define LIT(d, s) CTP_JSONW_LIT((d)->w, s)
+
+/* Hands what was written to the sink once it is at least `at_least` bytes. After a failed
+ * sink, the rest is dropped: the page is abandoned. */
+static void drain(struct data *d, size_t at_least)
+{
+	if (d->w->len < at_least)
+		return;
+	if (!d->sink_errno && d->sink(d->sink_ctx, d->w->buf, d->w->len) < 0)
+		d->sink_errno = errno ? errno : EIO;
+	ctp_jsonw_reset(d->w);
+}
 
 static int64_t rel(const struct data *d, uint64_t ts)
 {
@@ -300,6 +320,7 @@ static void write_coros(struct data *d)
 		LIT(d, ",");
 		write_history(d, co, buf);
 		LIT(d, "]");
+		drain(d, PIECE_BYTES);
 	}
 	LIT(d, "]");
 }
@@ -348,6 +369,7 @@ static void write_threads(struct data *d)
 		ctp_html_timeline_write(d->w, th, d->thread_ctx, d->t0, bucket_ns, first_from_ts,
 					end_ts);
 		LIT(d, "]}");
+		drain(d, PIECE_BYTES);
 	}
 	LIT(d, "]");
 }
@@ -429,6 +451,7 @@ static void write_findings(struct data *d)
 		if (i)
 			LIT(d, ",");
 		write_finding(d, ctp_analysis_finding_at(d->a, i));
+		drain(d, PIECE_BYTES);
 	}
 	LIT(d, "]");
 }
@@ -461,43 +484,51 @@ static void write_stacks(struct data *d)
 			LIT(d, "]");
 		}
 		LIT(d, "]");
+		drain(d, PIECE_BYTES);
 	}
 	LIT(d, "]");
 }
 
-int ctp_html_data_write(struct ctp_jsonw *w, const struct ctp_analysis *a,
-			struct ctp_html_collect *c, const char *source,
-			const struct ctp_trace_end *end, const char *trace_tool)
+int ctp_html_data_write(const struct ctp_analysis *a, struct ctp_html_collect *c,
+			const char *source, const struct ctp_trace_end *end, const char *trace_tool,
+			ctp_html_sink sink, void *sink_ctx)
 {
 	const struct ctp_analysis_summary *s = ctp_analysis_summary(a);
-	struct data d = {.w = w, .a = a, .c = c, .t0 = s->first_ts};
+	struct ctp_jsonw w;
+	ctp_jsonw_init(&w);
+	struct data d = {
+		.w = &w, .sink = sink, .sink_ctx = sink_ctx, .a = a, .c = c, .t0 = s->first_ts};
 	int rc = -1;
+	errno = ENOMEM;
 	if (index_coros(&d) < 0)
 		goto out;
 
 	char tool[64];
 	snprintf(tool, sizeof(tool), "ctp-cat %s", ctp_version_string());
 	LIT(&d, "{\"format\":\"ctp-dashboard\",\"version\":1,\"source\":");
-	ctp_jsonw_str(w, source);
+	ctp_jsonw_str(&w, source);
 	LIT(&d, ",\"tool\":");
-	ctp_jsonw_str(w, tool);
+	ctp_jsonw_str(&w, tool);
 	LIT(&d, ",\"trace_tool\":");
-	ctp_jsonw_str(w, trace_tool);
+	ctp_jsonw_str(&w, trace_tool);
 	LIT(&d, ",");
 	write_end(&d, end);
 	write_summary(&d);
 	LIT(&d, ",\"t0\":");
-	ctp_jsonw_u64(w, d.t0);
+	ctp_jsonw_u64(&w, d.t0);
 	LIT(&d, ",\"t1\":");
-	ctp_jsonw_u64(w, s->last_ts > s->first_ts ? s->last_ts - s->first_ts : 0);
+	ctp_jsonw_u64(&w, s->last_ts > s->first_ts ? s->last_ts - s->first_ts : 0);
 	write_processes(&d);
 	write_coros(&d);
 	write_threads(&d);
 	write_findings(&d);
 	write_stacks(&d);
 	LIT(&d, "}");
-	rc = d.oom ? -1 : 0;
+	drain(&d, 0);
+	rc = d.oom || d.sink_errno ? -1 : 0;
+	errno = d.oom ? ENOMEM : d.sink_errno;
 out:
+	ctp_jsonw_free(&w);
 	free(d.thread_ctx);
 	free(d.stacks);
 	ctp_idmap_free(&d.stack_index);

@@ -41,8 +41,9 @@ static int html_event(void *state, const struct ctp_event *ev)
  * open a comment there. '<', '>' and '&' occur in JSON only inside strings, where \u escapes
  * mean the same characters, so replacing them keeps the JSON as it was and makes "</script>"
  * impossible whatever a symbol or path holds. */
-static int write_json_for_script(FILE *f, const char *s, size_t len)
+static int write_json_for_script(void *file, const char *s, size_t len)
 {
+	FILE *f = file;
 	size_t from = 0;
 	for (size_t i = 0; i < len; i++) {
 		const char *esc = s[i] == '<'	? "\\u003c"
@@ -73,12 +74,16 @@ static int write_until(FILE *f, const char **at, const char *marker)
 	return 0;
 }
 
-static int write_page(FILE *f, const struct ctp_jsonw *data)
+/* The page: the template with the style, the data (written as it is made) and the script in
+ * place. 0, or -1 with errno set. */
+static int write_page(struct out_html *o, const struct ctp_trace_end *end)
 {
+	FILE *f = o->out.f;
 	const char *at = ctp_html_template;
 	if (write_until(f, &at, "@CTP_STYLE@") < 0 || fputs(ctp_html_style, f) == EOF ||
 	    write_until(f, &at, "@CTP_DATA@") < 0 ||
-	    write_json_for_script(f, data->buf, data->len) < 0 ||
+	    ctp_html_data_write(o->analysis, &o->collect, o->source, end, o->trace_tool,
+				write_json_for_script, f) < 0 ||
 	    write_until(f, &at, "@CTP_SCRIPT@") < 0 || fputs(ctp_html_script, f) == EOF ||
 	    fputs(at, f) == EOF)
 		return -1;
@@ -94,16 +99,7 @@ static int html_finish(void *state)
 		ctp_cat_outfile_abandon(&o->out);
 		return 0;
 	}
-	struct ctp_jsonw data;
-	ctp_jsonw_init(&data);
-	int rc =
-		ctp_html_data_write(&data, o->analysis, &o->collect, o->source, end, o->trace_tool);
-	if (rc < 0)
-		errno = ENOMEM;
-	else
-		rc = write_page(o->out.f, &data);
-	ctp_jsonw_free(&data);
-	if (rc < 0) {
+	if (write_page(o, end) < 0) {
 		int saved = errno;
 		ctp_cat_outfile_abandon(&o->out); /* no half page that looks whole */
 		errno = saved;

@@ -58,4 +58,22 @@ check "--report does not exit 0" test "$st" -ne 0
 check "--report warns that lines were not written" \
 	grep -q "WARNING: the collector could not write [0-9]* trace lines" "$WORK/report.txt"
 
+# ctp-cat --html whose page cannot be written whole (a file size limit on ctp-cat alone, as
+# above): the page's data goes out as it is made, so the write fails in the middle of it. It
+# says so, exits 2 and leaves no page (nor a cut one that looks whole, nor its temporary file).
+"$CTP_SOURCE_DIR/scripts/make-big-trace" 2000 "$WORK/many.zst"
+mkdir "$WORK/page"
+st=0
+(
+	trap '' XFSZ
+	ulimit -f 64
+	exec "$CTP_CAT" --html "$WORK/page/page.html" "$WORK/many.zst"
+) 2>"$WORK/html.err" || st=$?
+expect_eq "ctp-cat --html on a full disk exits 2" 2 "$st"
+check "it says it could not write" grep -q "write error: File too large" "$WORK/html.err"
+check "it leaves nothing in the page's directory" test -z "$(ls -A "$WORK/page")"
+"$CTP_CAT" --html "$WORK/page/page.html" "$WORK/many.zst"
+check "without the limit the page is over 64 KiB" \
+	test "$(stat -c %s "$WORK/page/page.html")" -gt $((64 * 1024))
+
 finish
