@@ -92,7 +92,12 @@
 		return out;
 	}
 
+	/* A coroutine the page refers to but does not list (an ended one past the page's cap). */
+	var NOT_LISTED = -2;
+
 	function coroName(i) {
+		if (i === NOT_LISTED)
+			return "an ended coroutine not listed";
 		if (i < 0 || i >= coros.length)
 			return "unknown coroutine";
 		var c = coros[i];
@@ -101,6 +106,8 @@
 	}
 
 	function coroLink(i) {
+		if (i === NOT_LISTED)
+			return el("span", "none", coroName(i));
 		if (i < 0 || i >= coros.length)
 			return el("span", "none", "unknown");
 		var a = el("a", "coro-link", coroName(i));
@@ -477,6 +484,8 @@
 	var view = full.slice();
 
 	function coroColor(i) {
+		if (i === NOT_LISTED)
+			return "#b3bfcf";
 		if (i < 0 || i >= coros.length)
 			return "#d0d4d8";
 		if (coros[i][C_KIND] === "thread")
@@ -720,7 +729,11 @@
 			rowOf[i] = tr;
 			t.appendChild(tr);
 		}
-		document.getElementById("coro-count").textContent = "(" + fmtInt(coros.length) + ")";
+		document.getElementById("coro-count").textContent = D.coros_unlisted > 0 ?
+			"(" + fmtInt(coros.length) + " of " + fmtInt(coros.length + D.coros_unlisted) +
+			": " + fmtInt(D.coros_unlisted) + " ended coroutines not listed, past the first " +
+			"and the last " + fmtInt(D.ended_rows / 2) + " that ended)" :
+			"(" + fmtInt(coros.length) + ")";
 		document.getElementById("coro-note").textContent = matched > shown ?
 			"Showing " + fmtInt(shown) + " of " + fmtInt(matched) + "; filter to narrow." :
 			q ? fmtInt(matched) + " match" + (matched === 1 ? "" : "es") + "." : "";
@@ -738,7 +751,8 @@
 		var g = el("div", "kv");
 		kv(g, "kind", c[C_KIND] || "?");
 		kv(g, "entry", c[C_ENTRY] || "unknown"); /* the full name, in the details */
-		kv(g, "parent", c[C_PARENT] >= 0 ? coroLink(c[C_PARENT]) : "none");
+		kv(g, "parent", c[C_PARENT] >= 0 || c[C_PARENT] === NOT_LISTED ?
+			coroLink(c[C_PARENT]) : "none");
 		kv(g, "created", c[C_CREATED] >= 0 ? fmtTime(c[C_CREATED]) + " on thread " + c[C_TID] :
 			"before the trace began, or not seen");
 		kv(g, "creation stack", stackDetails(c[C_CSTACK], "show"));
@@ -774,8 +788,8 @@
 			var peer = hist[5 * k + 4];
 			/* Creation names its creator; a resume, who switched to it; a suspend or an end,
 			 * whom it switched to. */
-			var with_ = peer >= 0 ? add(el("span"), ev === 0 ? "by " : ev === 1 ? "from " : "to ",
-				coroLink(peer)) : "";
+			var with_ = peer >= 0 || peer === NOT_LISTED ? add(el("span"), ev === 0 ? "by " :
+				ev === 1 ? "from " : "to ", coroLink(peer)) : "";
 			add(tr, el("td", "", fmtTime(hist[5 * k])), el("td", "", EV_NAMES[ev] || "?"),
 				el("td", "mono", hist[5 * k + 2] || ""), add(el("td"), with_),
 				add(el("td"), hist[5 * k + 3] >= 0 ? stackDetails(hist[5 * k + 3]) : ""));

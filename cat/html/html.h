@@ -29,6 +29,15 @@ extern const char ctp_html_script[];
 
 #define CTP_HTML_NONE CTP_IDMAP_NONE
 
+/* The page lists every coroutine but the ended ones past the first and the last
+ * CTP_HTML_ENDED_ROWS / 2 of them: a server that makes a coroutine per request makes millions,
+ * whose rows made a page of 211 MB for 10^6 that a browser took a minute to open, and past
+ * about 2.5 M more than its strings can hold. Live coroutines, threads and every coroutine a
+ * finding names are always listed; where the page refers to one it does not list, it says
+ * CTP_HTML_NOT_LISTED. */
+#define CTP_HTML_ENDED_ROWS 20000
+#define CTP_HTML_NOT_LISTED (-2)
+
 enum ctp_html_event_kind {
 	CTP_HTML_EV_CREATED,
 	CTP_HTML_EV_RESUMED,
@@ -91,15 +100,15 @@ uint64_t ctp_html_history(const struct ctp_html_coro *co, struct ctp_html_event 
 
 /* Timeline segments of one thread, written as JSON numbers into `w`: per segment its start
  * (relative to the previous segment's start, the first relative to t0), its length, the
- * coroutine (the analysis's index, which is the page's) and the number
- * of runs merged into it (1: one exact run). Runs shorter than `bucket_ns` are merged per
- * bucket of that width and shown by the coroutine that ran longest in the bucket, threads' own
- * contexts (`thread_ctx`, by page index) only when nothing else ran; 0 keeps every run. `end_ts` is
- * where the last run ends; `first_from_ts` when the coroutine the first switch leaves began to run
- * (0: not known). */
+ * coroutine (its position in the page's list, page_of[the analysis's index]; -1 unknown) and
+ * the number of runs merged into it (1: one exact run). Runs shorter than `bucket_ns` are merged
+ * per bucket of that width and shown by the coroutine that ran longest in the bucket, threads'
+ * own contexts (`thread_ctx`, by the analysis's index) only when nothing else ran; 0 keeps every
+ * run. `end_ts` is where the last run ends; `first_from_ts` when the coroutine the first switch
+ * leaves began to run (0: not known). */
 void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *th,
-			     const bool *thread_ctx, uint64_t t0, uint64_t bucket_ns,
-			     uint64_t first_from_ts, uint64_t end_ts);
+			     const bool *thread_ctx, const int32_t *page_of, uint64_t t0,
+			     uint64_t bucket_ns, uint64_t first_from_ts, uint64_t end_ts);
 
 /* Orders a thread's switches by time (they come in order per thread; this is a guard). */
 void ctp_html_timeline_sort(struct ctp_html_thread *th);

@@ -30,7 +30,10 @@ struct data {
 	const struct ctp_analysis *a;
 	struct ctp_html_collect *c;
 	uint64_t t0;
-	bool *thread_ctx; /* page coroutine (the analysis's index) -> a thread's own context */
+	bool *thread_ctx; /* the analysis's index -> a thread's own context */
+	/* The analysis's index -> its position in the page's list, or CTP_HTML_NOT_LISTED. */
+	int32_t *page_of;
+	size_t unlisted;
 	struct ctp_idmap stack_index; /* (process, stack id) -> position in `stacks` */
 	const struct ctp_analysis_stack **stacks;
 	size_t nstacks, cap_stacks;
@@ -92,7 +95,7 @@ static int64_t page_coro(const struct data *d, size_t process, uint64_t id)
 	if (!id || process == SIZE_MAX)
 		return -1;
 	const struct ctp_analysis_coro *co = ctp_analysis_coro_in(d->a, process, id);
-	return co ? (int64_t)co->index : -1;
+	return co ? d->page_of[co->index] : -1;
 }
 
 static void key(struct data *d, const char *name)
@@ -109,18 +112,58 @@ static void bool_value(struct data *d, bool v)
 		LIT(d, "false");
 }
 
-/* Which page coroutines are threads' own contexts (the timeline shows them only when nothing
- * else ran). */
+static bool has_ended(const struct ctp_analysis_coro *co)
+{
+	return co->ended || co->state == CTP_ANALYSIS_STATE_EXITED;
+}
+
+/* Marks coroutine `id` of process `process` as one a finding names. */
+static void mark_named(struct data *d, bool *named, size_t process, uint64_t id)
+{
+	const struct ctp_analysis_coro *co = id ? ctp_analysis_coro_in(d->a, process, id) : NULL;
+	if (co)
+		named[co->index] = true;
+}
+
+/* Which coroutines are threads' own contexts (the timeline shows them only when nothing else
+ * ran), and which the page lists (CTP_HTML_ENDED_ROWS): their positions in it. */
 static int index_coros(struct data *d)
 {
 	size_t n = ctp_analysis_coro_count(d->a);
 	d->thread_ctx = calloc(n + 1, sizeof(bool));
-	if (!d->thread_ctx)
+	d->page_of = malloc((n + 1) * sizeof(*d->page_of));
+	bool *named = calloc(n + 1, sizeof(bool));
+	if (!d->thread_ctx || !d->page_of || !named || n > INT32_MAX) {
+		free(named);
 		return -1;
+	}
+	size_t ended = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct ctp_analysis_coro *co = ctp_analysis_coro_at(d->a, i);
 		d->thread_ctx[i] = co->kind && strcmp(co->kind, "thread") == 0;
+		ended += has_ended(co);
 	}
+	for (size_t i = 0; i < ctp_analysis_finding_count(d->a); i++) {
+		const struct ctp_finding *f = ctp_analysis_finding_at(d->a, i);
+		mark_named(d, named, f->process, f->coro);
+		mark_named(d, named, f->process, f->close_coro);
+		for (size_t k = 0; k < f->count; k++)
+			mark_named(d, named, f->process, f->coros[k]);
+	}
+	/* The first and the last half of the ended ones, as a history keeps its first and last
+	 * events. */
+	size_t half = CTP_HTML_ENDED_ROWS / 2, seen = 0, listed = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ctp_analysis_coro *co = ctp_analysis_coro_at(d->a, i);
+		bool list = true;
+		if (has_ended(co)) {
+			list = named[i] || seen < half || seen + half >= ended;
+			seen++;
+		}
+		d->page_of[i] = list ? (int32_t)listed++ : CTP_HTML_NOT_LISTED;
+	}
+	d->unlisted = n - listed;
+	free(named);
 	return 0;
 }
 
@@ -262,7 +305,7 @@ static void write_history(struct data *d, const struct ctp_analysis_coro *co,
 		LIT(d, ",");
 		ctp_jsonw_i64(d->w, stack_ref(d, co->process, ev->stack));
 		LIT(d, ",");
-		ctp_jsonw_i64(d->w, ev->peer == CTP_HTML_NONE ? -1 : (int64_t)ev->peer);
+		ctp_jsonw_i64(d->w, ev->peer == CTP_HTML_NONE ? -1 : d->page_of[ev->peer]);
 	}
 	LIT(d, "],");
 	ctp_jsonw_u64(d->w, omitted_at);
@@ -274,11 +317,17 @@ static void write_history(struct data *d, const struct ctp_analysis_coro *co,
 static void write_coros(struct data *d)
 {
 	static struct ctp_html_event buf[CTP_HTML_HISTORY_HEAD + CTP_HTML_HISTORY_TAIL];
+	LIT(d, ",\"ended_rows\":");
+	ctp_jsonw_u64(d->w, CTP_HTML_ENDED_ROWS);
+	LIT(d, ",\"coros_unlisted\":");
+	ctp_jsonw_u64(d->w, d->unlisted);
 	LIT(d, ",\"coros\":[");
 	size_t n = ctp_analysis_coro_count(d->a);
 	for (size_t i = 0; i < n; i++) {
 		const struct ctp_analysis_coro *co = ctp_analysis_coro_at(d->a, i);
-		if (i)
+		if (d->page_of[i] == CTP_HTML_NOT_LISTED)
+			continue;
+		if (d->page_of[i])
 			LIT(d, ",");
 		LIT(d, "[");
 		ctp_jsonw_u64(d->w, co->pid);
@@ -366,8 +415,8 @@ static void write_threads(struct data *d)
 		LIT(d, ",\"tid\":");
 		ctp_jsonw_u64(d->w, th->tid);
 		LIT(d, ",\"segs\":[");
-		ctp_html_timeline_write(d->w, th, d->thread_ctx, d->t0, bucket_ns, first_from_ts,
-					end_ts);
+		ctp_html_timeline_write(d->w, th, d->thread_ctx, d->page_of, d->t0, bucket_ns,
+					first_from_ts, end_ts);
 		LIT(d, "]}");
 		drain(d, PIECE_BYTES);
 	}
@@ -530,6 +579,7 @@ int ctp_html_data_write(const struct ctp_analysis *a, struct ctp_html_collect *c
 out:
 	ctp_jsonw_free(&w);
 	free(d.thread_ctx);
+	free(d.page_of);
 	free(d.stacks);
 	ctp_idmap_free(&d.stack_index);
 	return rc;

@@ -28,6 +28,7 @@ struct bucket {
 struct segment_writer {
 	struct ctp_jsonw *w;
 	const bool *thread_ctx;
+	const int32_t *page_of;
 	uint64_t prev_start; /* starts are written relative to the previous one */
 	bool first;
 };
@@ -42,7 +43,7 @@ static void put_segment(struct segment_writer *sw, uint64_t start, uint64_t end,
 	CTP_JSONW_LIT(sw->w, ",");
 	ctp_jsonw_u64(sw->w, end - start);
 	CTP_JSONW_LIT(sw->w, ",");
-	ctp_jsonw_i64(sw->w, coro);
+	ctp_jsonw_i64(sw->w, coro >= 0 ? sw->page_of[coro] : -1);
 	CTP_JSONW_LIT(sw->w, ",");
 	ctp_jsonw_u64(sw->w, runs);
 	sw->prev_start = start;
@@ -86,17 +87,21 @@ static void bucket_add(struct bucket *b, uint64_t start, uint64_t end, int64_t c
 	}
 }
 
-static int64_t page_index(uint32_t coro)
+/* The analysis's index of a coroutine, -1 for none. */
+static int64_t analysis_index(uint32_t coro)
 {
 	return coro == CTP_HTML_NONE ? -1 : (int64_t)coro;
 }
 
 void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *th,
-			     const bool *thread_ctx, uint64_t t0, uint64_t bucket_ns,
-			     uint64_t first_from_ts, uint64_t end_ts)
+			     const bool *thread_ctx, const int32_t *page_of, uint64_t t0,
+			     uint64_t bucket_ns, uint64_t first_from_ts, uint64_t end_ts)
 {
-	struct segment_writer sw = {
-		.w = w, .thread_ctx = thread_ctx, .prev_start = t0, .first = true};
+	struct segment_writer sw = {.w = w,
+				    .thread_ctx = thread_ctx,
+				    .page_of = page_of,
+				    .prev_start = t0,
+				    .first = true};
 	struct bucket b = {.open = false};
 	if (th->n == 0)
 		return;
@@ -104,7 +109,7 @@ void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *
 		first_from_ts && first_from_ts <= th->sw[0].ts ? first_from_ts : th->sw[0].ts;
 	if (start < t0)
 		start = t0;
-	int64_t running = page_index(th->sw[0].from);
+	int64_t running = analysis_index(th->sw[0].from);
 	for (size_t i = 0; i <= th->n; i++) {
 		uint64_t end = i < th->n ? th->sw[i].ts : end_ts;
 		if (end < start)
@@ -122,7 +127,7 @@ void ctp_html_timeline_write(struct ctp_jsonw *w, const struct ctp_html_thread *
 			}
 		}
 		if (i < th->n) {
-			running = page_index(th->sw[i].to);
+			running = analysis_index(th->sw[i].to);
 			start = end;
 		}
 	}
