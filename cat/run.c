@@ -34,6 +34,13 @@ static bool shows_model(enum ctp_cat_format format)
 	}
 }
 
+/* What the output writes to, for its error: the page, or standard output (an export says its
+ * own errors, and its target may hold a password). */
+static const char *output_name(const struct ctp_cat_options *opt)
+{
+	return opt->format == CTP_CAT_FORMAT_HTML ? opt->html_path : "standard output";
+}
+
 static int open_output(const struct ctp_cat_options *opt, struct ctp_cat_output *out,
 		       const struct ctp_analysis *a)
 {
@@ -262,7 +269,8 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 		if (errno == ECANCELED) {
 			status = CTP_CAT_EXIT_FAILURE;
 		} else if (errno != EPIPE) {
-			fprintf(stderr, "ctp-cat: write error: %s\n", strerror(errno));
+			fprintf(stderr, "ctp-cat: cannot write %s: %s\n", output_name(opt),
+				strerror(errno));
 			status = CTP_CAT_EXIT_FAILURE;
 		}
 	} else if (!(follow && ctp_cat_follow_interrupted() &&

@@ -70,7 +70,8 @@ st=0
 	exec "$CTP_CAT" --html "$WORK/page/page.html" "$WORK/many.zst"
 ) 2>"$WORK/html.err" || st=$?
 expect_eq "ctp-cat --html on a full disk exits 2" 2 "$st"
-check "it says it could not write" grep -q "write error: File too large" "$WORK/html.err"
+check "it says which file it could not write, and why" \
+	grep -qF "ctp-cat: cannot write $WORK/page/page.html: File too large" "$WORK/html.err"
 check "it leaves nothing in the page's directory" test -z "$(ls -A "$WORK/page")"
 "$CTP_CAT" --html "$WORK/page/page.html" "$WORK/many.zst"
 check "without the limit the page is over 64 KiB" \
