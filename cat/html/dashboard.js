@@ -732,7 +732,7 @@
 		document.getElementById("coro-count").textContent = D.coros_unlisted > 0 ?
 			"(" + fmtInt(coros.length) + " of " + fmtInt(coros.length + D.coros_unlisted) +
 			": " + fmtInt(D.coros_unlisted) + " ended coroutines not listed, past the first " +
-			"and the last " + fmtInt(D.ended_rows / 2) + " that ended)" :
+			"and the last " + fmtInt(D.ended_rows / 2) + " to end)" :
 			"(" + fmtInt(coros.length) + ")";
 		document.getElementById("coro-note").textContent = matched > shown ?
 			"Showing " + fmtInt(shown) + " of " + fmtInt(matched) + "; filter to narrow." :
@@ -797,7 +797,10 @@
 		}
 		if (c[C_OMITTED] > 0 && c[C_OMIT_AT] >= n) {
 			var o2 = el("tr", "ev-omitted");
-			var td2 = el("td", "", "… " + fmtInt(c[C_OMITTED]) + " later events not kept …");
+			var td2 = el("td", "", n ? "… " + fmtInt(c[C_OMITTED]) + " later events not kept …" :
+				"… its " + fmtInt(c[C_OMITTED]) + " events were not kept: the page keeps " +
+				"those of the first and the last " + fmtInt(D.ended_rows / 2) +
+				" coroutines to end …");
 			td2.colSpan = 5;
 			add(t, add(o2, td2));
 		}

@@ -30,11 +30,11 @@ extern const char ctp_html_script[];
 #define CTP_HTML_NONE CTP_IDMAP_NONE
 
 /* The page lists every coroutine but the ended ones past the first and the last
- * CTP_HTML_ENDED_ROWS / 2 of them: a server that makes a coroutine per request makes millions,
- * whose rows made a page of 211 MB for 10^6 that a browser took a minute to open, and past
- * about 2.5 M more than its strings can hold. Live coroutines, threads and every coroutine a
- * finding names are always listed; where the page refers to one it does not list, it says
- * CTP_HTML_NOT_LISTED. */
+ * CTP_HTML_ENDED_ROWS / 2 of them to end, whose histories are not kept either: a server that makes
+ * a coroutine per request makes millions, whose rows made a page of 211 MB for 10^6 that a browser
+ * took a minute to open, and past about 2.5 M more than its strings can hold. Live coroutines,
+ * threads and every coroutine a finding names are always listed; where the page refers to one it
+ * does not list, it says CTP_HTML_NOT_LISTED. */
 #define CTP_HTML_ENDED_ROWS 20000
 #define CTP_HTML_NOT_LISTED (-2)
 
@@ -61,9 +61,13 @@ struct ctp_html_coro {
 	 * head allocated whole took 1.5 KB each, 1.5 GB over 10^6 coroutines. */
 	struct ctp_html_event *head;
 	struct ctp_html_event *tail; /* a ring of CTP_HTML_HISTORY_TAIL, allocated when needed */
-	uint32_t nhead, cap_head;
 	uint64_t after_head; /* events after the head: the last TAIL of them are in the ring */
+	uint8_t nhead, cap_head;
+	/* An ended coroutine past the first and the last CTP_HTML_ENDED_ROWS / 2 to end: the page
+	 * lists it only when a finding names it, so its events are counted, not kept. */
+	bool dropped;
 };
+_Static_assert(CTP_HTML_HISTORY_HEAD <= UINT8_MAX, "a head's count fits its byte");
 
 struct ctp_html_switch {
 	uint64_t ts;
@@ -87,6 +91,10 @@ struct ctp_html_collect {
 	size_t nthreads, cap_threads;
 	uint64_t switches;
 	struct ctp_idmap thread_index; /* (process index, tid) -> index in threads */
+	/* Coroutines ended so far, and the last CTP_HTML_ENDED_ROWS / 2 of them past the first
+	 * as many (a ring of the analysis's indexes): the ones whose history is kept. */
+	uint64_t ended;
+	uint32_t *recent_ended;
 };
 
 void ctp_html_collect_init(struct ctp_html_collect *c, const struct ctp_analysis *a);
@@ -94,7 +102,7 @@ void ctp_html_collect_init(struct ctp_html_collect *c, const struct ctp_analysis
 int ctp_html_collect_event(struct ctp_html_collect *c, const struct ctp_event *ev);
 void ctp_html_collect_free(struct ctp_html_collect *c);
 /* Visits a coroutine's kept events in order; `omitted_at` gets the position where events were
- * left out and the return value how many (0: none). */
+ * left out and the return value how many (0: none; all of them for a dropped history). */
 uint64_t ctp_html_history(const struct ctp_html_coro *co, struct ctp_html_event *out, size_t *n,
 			  size_t *omitted_at);
 

@@ -22,6 +22,7 @@ void ctp_html_collect_free(struct ctp_html_collect *c)
 	}
 	for (size_t i = 0; i < c->nthreads; i++)
 		free(c->threads[i].sw);
+	free(c->recent_ended);
 	free(c->coros);
 	free(c->threads);
 	ctp_idmap_free(&c->thread_index);
@@ -78,9 +79,13 @@ _Static_assert(CTP_HTML_HISTORY_HEAD % HEAD_FIRST == 0 &&
 
 static int add_event(struct ctp_html_coro *co, const struct ctp_html_event *ev)
 {
+	if (co->dropped) {
+		co->after_head++; /* counted, not kept */
+		return 0;
+	}
 	if (co->nhead < CTP_HTML_HISTORY_HEAD) {
 		if (co->nhead == co->cap_head) {
-			uint32_t cap = co->cap_head ? 2 * co->cap_head : HEAD_FIRST;
+			uint8_t cap = co->cap_head ? 2 * co->cap_head : HEAD_FIRST;
 			struct ctp_html_event *head = realloc(co->head, cap * sizeof(*head));
 			if (!head)
 				return -1;
@@ -111,6 +116,10 @@ static struct ctp_html_event *last_event(struct ctp_html_coro *co)
 uint64_t ctp_html_history(const struct ctp_html_coro *co, struct ctp_html_event *out, size_t *n,
 			  size_t *omitted_at)
 {
+	if (co->dropped) {
+		*n = *omitted_at = 0;
+		return co->nhead + co->after_head;
+	}
 	size_t k = 0;
 	for (uint32_t i = 0; i < co->nhead; i++)
 		out[k++] = co->head[i];
@@ -141,6 +150,35 @@ static int on_coro(struct ctp_html_collect *c, const struct ctp_event *ev)
 	return add_event(&c->coros[index], &created);
 }
 
+/* Frees a history the page will not show; its events are still counted. */
+static void drop_history(struct ctp_html_coro *co)
+{
+	free(co->head);
+	free(co->tail);
+	co->head = co->tail = NULL;
+	co->cap_head = 0;
+	co->dropped = true;
+}
+
+/* Coroutine `index` ended: its history is kept while it is among the first or the last
+ * CTP_HTML_ENDED_ROWS / 2 to end, the ones the page lists (html_data.c), so that memory follows
+ * the live coroutines and not the trace's length: the one that ended that many ends before it
+ * gives its history up now. */
+static int note_ended(struct ctp_html_collect *c, uint32_t index)
+{
+	const uint64_t half = CTP_HTML_ENDED_ROWS / 2;
+	uint64_t k = c->ended++;
+	if (k < half)
+		return 0;
+	if (!c->recent_ended && !(c->recent_ended = malloc(half * sizeof(*c->recent_ended))))
+		return -1;
+	uint32_t *slot = &c->recent_ended[(k - half) % half];
+	if (k >= 2 * half && *slot != index)
+		drop_history(&c->coros[*slot]);
+	*slot = index;
+	return 0;
+}
+
 /* A coroutine's end (the one lifecycle: its coro_end event). */
 static int on_coro_end(struct ctp_html_collect *c, const struct ctp_event *ev)
 {
@@ -151,7 +189,9 @@ static int on_coro_end(struct ctp_html_collect *c, const struct ctp_event *ev)
 		return 0;
 	struct ctp_html_event ended = {
 		.ts = ev->ts, .tid = ev->tid, .peer = CTP_HTML_NONE, .kind = CTP_HTML_EV_ENDED};
-	return add_event(&c->coros[index], &ended);
+	if (add_event(&c->coros[index], &ended) < 0)
+		return -1;
+	return note_ended(c, index);
 }
 
 static int on_switch(struct ctp_html_collect *c, const struct ctp_event *ev)

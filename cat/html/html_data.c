@@ -112,11 +112,6 @@ static void bool_value(struct data *d, bool v)
 		LIT(d, "false");
 }
 
-static bool has_ended(const struct ctp_analysis_coro *co)
-{
-	return co->ended || co->state == CTP_ANALYSIS_STATE_EXITED;
-}
-
 /* Marks coroutine `id` of process `process` as one a finding names. */
 static void mark_named(struct data *d, bool *named, size_t process, uint64_t id)
 {
@@ -126,7 +121,8 @@ static void mark_named(struct data *d, bool *named, size_t process, uint64_t id)
 }
 
 /* Which coroutines are threads' own contexts (the timeline shows them only when nothing else
- * ran), and which the page lists (CTP_HTML_ENDED_ROWS): their positions in it. */
+ * ran), and which the page lists (CTP_HTML_ENDED_ROWS): their positions in it. A coroutine a
+ * finding names is listed even when its history was not kept. */
 static int index_coros(struct data *d)
 {
 	size_t n = ctp_analysis_coro_count(d->a);
@@ -137,11 +133,9 @@ static int index_coros(struct data *d)
 		free(named);
 		return -1;
 	}
-	size_t ended = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct ctp_analysis_coro *co = ctp_analysis_coro_at(d->a, i);
 		d->thread_ctx[i] = co->kind && strcmp(co->kind, "thread") == 0;
-		ended += has_ended(co);
 	}
 	for (size_t i = 0; i < ctp_analysis_finding_count(d->a); i++) {
 		const struct ctp_finding *f = ctp_analysis_finding_at(d->a, i);
@@ -150,17 +144,13 @@ static int index_coros(struct data *d)
 		for (size_t k = 0; k < f->count; k++)
 			mark_named(d, named, f->process, f->coros[k]);
 	}
-	/* The first and the last half of the ended ones, as a history keeps its first and last
+	/* Of the ended ones, those whose history was kept: the first and the last half of
+	 * CTP_HTML_ENDED_ROWS to end (html_collect.c), as a history keeps its first and last
 	 * events. */
-	size_t half = CTP_HTML_ENDED_ROWS / 2, seen = 0, listed = 0;
+	size_t listed = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct ctp_analysis_coro *co = ctp_analysis_coro_at(d->a, i);
-		bool list = true;
-		if (has_ended(co)) {
-			list = named[i] || seen < half || seen + half >= ended;
-			seen++;
-		}
-		d->page_of[i] = list ? (int32_t)listed++ : CTP_HTML_NOT_LISTED;
+		bool dropped = i < d->c->ncoros && d->c->coros[i].dropped;
+		d->page_of[i] = !dropped || named[i] ? (int32_t)listed++ : CTP_HTML_NOT_LISTED;
 	}
 	d->unlisted = n - listed;
 	free(named);

@@ -35,8 +35,8 @@ check "the cut trace's page loads and says it was cut" \
 	"${CHECK[@]}" "$WORK/cut.html" --text "The trace was cut off"
 
 # A trace of 25,000 coroutines that ended (a server that makes one per request): the page lists
-# the first and the last 10,000 of them, and the one a finding names in between (a run of 2 s,
-# never yielded), and says how many it does not list. Whatever refers to one it does not list
+# the first and the last 10,000 of them to end, and the one a finding names in between (a run of
+# 2 s, never yielded; its history was not kept), and says how many it does not list. Whatever refers to one it does not list
 # (the timeline, a history) says -2, never a row that is another coroutine; the last one is made
 # by the one the finding names.
 ENDED=25000 LONG=12502
@@ -78,6 +78,10 @@ assert all(-2 <= r < len(coros) for r in refs), "a reference past the rows"
 assert -2 in refs, "nothing refers to a coroutine not listed"
 f = [f for f in data["findings"] if f["kind"] == "never_yielded"][0]
 assert coros[f["coro"]][1] == long_id, f["coro"]
+# Its history was not kept (it was not among the first or last 10,000 to end): its 3 events
+# (made, resumed, ended) are counted instead. The last one's were kept.
+assert coros[f["coro"]][15:18] == [[], 0, 3], coros[f["coro"]][15:18]
+assert len(coros[-1][15]) == 3 * 5 and coros[-1][17] == 0, coros[-1][15:18]
 # What names a listed coroutine names that one: the last was made by the long-running one.
 last = coros[-1]
 assert coros[last[4]][1] == long_id, f"parent: row {last[4]}"
