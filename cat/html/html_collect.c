@@ -108,6 +108,8 @@ static int add_event(struct ctp_html_coro *co, const struct ctp_html_event *ev)
 /* The latest event kept of `co`, NULL when none. */
 static struct ctp_html_event *last_event(struct ctp_html_coro *co)
 {
+	if (co->dropped)
+		return NULL; /* a switch away after its end, long after: a garbled trace */
 	if (co->after_head)
 		return &co->tail[(co->after_head - 1) % CTP_HTML_HISTORY_TAIL];
 	return co->nhead ? &co->head[co->nhead - 1] : NULL;
