@@ -10,12 +10,11 @@
 
 struct stack_name {
 	uint64_t id;
-	uint32_t pid;
 	const char *top; /* interned */
 };
 
-CTP_PID_SLOTS_ITEM(struct stack_name, id, pid);
-CTP_PID_SLOTS_ITEM(struct ctp_cat_coro_name, coro, pid);
+CTP_PID_SLOTS_ITEM(struct stack_name, id);
+CTP_PID_SLOTS_ITEM(struct ctp_cat_coro_name, coro);
 
 struct ctp_cat_names {
 	struct ctp_strings strings;

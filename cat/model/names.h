@@ -14,7 +14,7 @@
 /* The 32-bit fields pair up (40 bytes): a trace may name millions of coroutines. */
 struct ctp_cat_coro_name {
 	uint64_t coro;
-	uint32_t pid; /* 0: a free slot */
+	uint32_t pid; /* 0 until its `coro` line (a counting table's entry made before it) */
 	uint32_t created_tid;
 	/* Its entry symbol, or its kind ("thread", ...) when the entry is unknown: the one a
 	 * view shows (one pointer, not two: 8 MB of a text view over 10^6 coroutines). NULL when

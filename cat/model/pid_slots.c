@@ -52,7 +52,7 @@ uint32_t ctp_pid_slots_take(struct ctp_pid_slots *t, uint32_t pid, uint64_t id)
 		return CTP_IDMAP_NONE;
 	}
 	memset(ctp_pid_slots_item(t, slot), 0, t->size);
-	*key_at(t, slot) = (struct ctp_pid_slot_key){.id = id, .pid = pid};
+	*key_at(t, slot) = (struct ctp_pid_slot_key){.id = id};
 	return slot;
 }
 
@@ -62,7 +62,6 @@ void ctp_pid_slots_forget(struct ctp_pid_slots *t, uint32_t pid)
 	while (i != CTP_IDMAP_NONE) {
 		uint32_t next = t->next[i];
 		ctp_idmap_del(&t->index, pid, key_at(t, i)->id);
-		key_at(t, i)->pid = 0;
 		t->next[i] = t->free_head;
 		t->free_head = i;
 		i = next;

@@ -13,17 +13,14 @@
 
 #include "cat/model/idmap.h"
 
-/* How every item starts: its id, then its pid (0: a free slot). An item type checks that it
- * starts so with CTP_PID_SLOTS_ITEM. */
+/* How every item starts: its id, which forgetting its process needs to find it in the index
+ * (the process is the chain's). An item type checks that it starts so with CTP_PID_SLOTS_ITEM. */
 struct ctp_pid_slot_key {
 	uint64_t id;
-	uint32_t pid;
 };
 
-#define CTP_PID_SLOTS_ITEM(type, id_field, pid_field)                                              \
-	_Static_assert(offsetof(type, id_field) == offsetof(struct ctp_pid_slot_key, id) &&        \
-			       offsetof(type, pid_field) ==                                        \
-				       offsetof(struct ctp_pid_slot_key, pid),                     \
+#define CTP_PID_SLOTS_ITEM(type, id_field)                                                         \
+	_Static_assert(offsetof(type, id_field) == offsetof(struct ctp_pid_slot_key, id),          \
 		       #type " starts as struct ctp_pid_slot_key")
 
 struct ctp_pid_slots {
