@@ -73,7 +73,25 @@ static bool make_run_dir(char *out, size_t size)
 	return false;
 }
 
-/* In the grandchild: only raw syscalls and what is on the stack, no locks the app may hold. */
+/* The app's environment without LD_PRELOAD, compacted in place (the grandchild's own copy): the
+ * collector reads its settings there (CTP_HOLD_MS, CTP_SPOOL_MB, TMPDIR, the debug file cache
+ * under CTP_CACHE_DIR or HOME, DEBUGINFOD_URLS), as it does under ctp-run, but must not load
+ * the preload, nor whatever else the app was given to preload. */
+static char **collector_environment(void)
+{
+	static char *empty[] = {NULL};
+	if (environ == NULL)
+		return empty;
+	char **kept = environ;
+	for (char **e = environ; *e != NULL; e++) {
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+			*kept++ = *e;
+	}
+	*kept = NULL;
+	return environ;
+}
+
+/* In the grandchild: raw syscalls and its own copy of memory, no locks the app may hold. */
 static void exec_collector(const char *collector, char *const argv[], int ready_fd)
 {
 	syscall(SYS_setsid);
@@ -86,8 +104,7 @@ static void exec_collector(const char *collector, char *const argv[], int ready_
 	for (int fd = 3; fd < 1024; fd++)
 		if (fd != ready_fd)
 			syscall(SYS_close, fd);
-	char *const envp[] = {"PATH=/usr/bin:/bin", NULL}; /* not traced itself */
-	syscall(SYS_execve, collector, argv, envp);
+	syscall(SYS_execve, collector, argv, collector_environment());
 	syscall(SYS_exit_group, 127);
 }
 

@@ -75,6 +75,36 @@ trace() {
 	expect_eq "($name) ctp-cat reads the trace whole" 0 "$cat_status"
 }
 
+# plain_run NAME [--env K=V]... -- PROGRAM ARGS: the plain form (LD_PRELOAD, no ctp-run) in
+# $WORK, tracing into $WORK/NAME.jsonl.zst (an --env CTP_OUTPUT= of the caller's wins). It
+# returns once the collector the preload started has ended too (tp_run.py is a child subreaper:
+# no polling). $status is how the program ended ("exit N", "signal NAME"); its stdout and stderr
+# are in $WORK/NAME.out and .err.
+plain_run() {
+	local name=$1
+	shift
+	local opts=()
+	while [ "$1" != "--" ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	/usr/bin/python3 "$CTP_SOURCE_DIR/test/transparency/tp_run.py" --out "$WORK/$name.out" \
+		--err "$WORK/$name.err" --status "$WORK/$name.status" --cwd "$WORK" \
+		--unset CTP_SOCKET --unset CTP_COLLECTOR \
+		--env "LD_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so" \
+		--env "CTP_OUTPUT=$WORK/$name.jsonl.zst" "${opts[@]}" -- "$@"
+	status=$(head -n 1 "$WORK/$name.status")
+}
+
+# plain_trace NAME [--env K=V]... -- PROGRAM ARGS: plain_run, then decodes the trace like trace.
+plain_trace() {
+	plain_run "$@"
+	local cat_status=0
+	"$CTP_CAT" "$WORK/$1.jsonl.zst" >"$WORK/$1.jsonl" || cat_status=$?
+	expect_eq "($1) ctp-cat reads the plain form's trace whole" 0 "$cat_status"
+}
+
 # within MAX A B: A and B differ by at most MAX.
 within() {
 	local d=$(($2 - $3))

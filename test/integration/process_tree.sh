@@ -33,33 +33,16 @@ expect_eq "the vfork child wrote nothing into its parent's trace (each pid, one 
 expect_eq "no loss" 0 "$(q tree '[.[] | select(.type == "loss") | .count] | add // 0')"
 
 # The plain form: no ctp-run, the preload starts its own collector.
-plain_status=0
-LD_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so "$PROGRAMS/tree_child" plain 3 \
-	2>"$WORK/plain.err" || plain_status=$?
-expect_eq "the plain form leaves the app's status alone" 3 "$plain_status"
-# The collector finishes a moment after the last process: wait for its file's end line.
+plain_run plain --env CTP_OUTPUT= -- "$PROGRAMS/tree_child" plain 3
+expect_eq "the plain form leaves the app's status alone" "exit 3" "$status"
 plain=$(ls "$WORK"/ctp-*.jsonl.zst 2>/dev/null | head -n 1)
-for _ in $(seq 100); do
-	[ -n "$plain" ] && "$CTP_CAT" "$plain" 2>/dev/null | grep -q '"type":"end"' && break
-	sleep 0.1
-	plain=$(ls "$WORK"/ctp-*.jsonl.zst 2>/dev/null | head -n 1)
-done
 check "the plain form wrote ctp-<pid>.jsonl.zst in the working directory" [ -n "$plain" ]
 st=0
 "$CTP_CAT" "${plain:-none}" >"$WORK/plain.jsonl" || st=$?
 expect_eq "its trace reads whole" 0 "$st"
 expect_eq "with every switch in it" 6 "$(lines -c '"type":"switch"' "$WORK/plain.jsonl")"
 check "and said so on stderr" grep -q "tracing to ctp-" "$WORK/plain.err"
-named_status=0
-CTP_OUTPUT=$WORK/named.jsonl.zst LD_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so \
-	"$PROGRAMS/tree_child" named 1 2>/dev/null || named_status=$?
-expect_eq "the plain form with CTP_OUTPUT leaves the app's status alone" 1 "$named_status"
-for _ in $(seq 100); do
-	"$CTP_CAT" "$WORK/named.jsonl.zst" 2>/dev/null | grep -q '"type":"end"' && break
-	sleep 0.1
-done
-st=0
-"$CTP_CAT" "$WORK/named.jsonl.zst" >"$WORK/named.jsonl" || st=$?
-expect_eq "CTP_OUTPUT names the plain form's trace, which reads whole" 0 "$st"
+plain_trace named -- "$PROGRAMS/tree_child" named 1
+expect_eq "the plain form with CTP_OUTPUT leaves the app's status alone" "exit 1" "$status"
 expect_eq "with every switch in it" 2 "$(lines -c '"type":"switch"' "$WORK/named.jsonl")"
 finish

@@ -1,8 +1,8 @@
 # Debug files with compressed DWARF (Debian's libc6-dbg) are read from a decompressed copy that
 # the symbolizer keeps in the user's cache by build-id: the first traced run makes it, later runs
 # open it instead of inflating 10 MB. The names and lines are the same whichever way they come:
-# made now, read from the cache, with a damaged copy (made again), without a cache (CTP_CACHE_DIR
-# empty), and where the cache cannot be written.
+# made now, read from the cache, with a damaged copy (made again), by the plain form's collector,
+# without a cache (CTP_CACHE_DIR empty), and where the cache cannot be written.
 source "$(dirname "$0")/lib.sh"
 
 libc=$(ldd "$PROGRAMS/bench_pingpong" | awk '$1 ~ /^libc\.so/ {print $3}')
@@ -45,6 +45,13 @@ trace damaged -- "$PROGRAMS/bench_pingpong" 10
 expect_eq "(damaged) a truncated copy gives the same frames" "$first" "$(libc_frames damaged)"
 expect_eq "and is made whole again" "$size" "$(stat -c %s "$copy")"
 expect_eq "no temporary file is left beside it" "$build_id.debug" "$(ls "$CTP_CACHE_DIR/unpacked")"
+
+# The plain form's collector, started by the preload, reads the program's environment too.
+CTP_CACHE_DIR=$WORK/plain-cache plain_trace plain -- "$PROGRAMS/bench_pingpong" 10
+expect_eq "(plain) the plain form: the program runs traced" "exit 0" "$status"
+expect_eq "(plain) the same libc frames" "$first" "$(libc_frames plain)"
+check "(plain) its collector made the copy where CTP_CACHE_DIR says" \
+	[ -f "$WORK/plain-cache/unpacked/$build_id.debug" ]
 
 CTP_CACHE_DIR='' trace nocache -- "$PROGRAMS/bench_pingpong" 10
 expect_eq "(nocache) CTP_CACHE_DIR empty: the same frames" "$first" "$(libc_frames nocache)"
