@@ -6,6 +6,7 @@
 #include "cat/follow.h"
 
 #include "cat/snapshot_request.h"
+#include "cat/trace_writer.h"
 #include "ctp/clock.h"
 
 #include <errno.h>
@@ -52,15 +53,12 @@ static bool should_stop(struct ctp_cat_follow *fl)
 	return interrupted || atomic_load(&fl->stop);
 }
 
-/* Whether some process still has the file open for writing. The kernel grants a read lease only
- * when none has; the lease is given back at once. Unknown (not our file, or a file system
- * without leases) counts as "still written": then the `end` line or a signal ends following. */
+/* Whether some process still has the file open for writing. Unknown (not our file, or a file
+ * system without leases) counts as "still written": then the `end` line or a signal ends
+ * following. */
 static bool writer_present(int fd)
 {
-	if (fcntl(fd, F_SETLEASE, F_RDLCK) < 0)
-		return true;
-	fcntl(fd, F_SETLEASE, F_UNLCK);
-	return false;
+	return ctp_cat_trace_writer(fd) != CTP_CAT_WRITER_GONE;
 }
 
 static bool write_all(int fd, const char *p, size_t n)

@@ -7,6 +7,7 @@
 #include "cat/cat.h"
 #include "cat/model/resymbolize.h"
 #include "cat/follow.h"
+#include "cat/trace_writer.h"
 #include "cat/progress.h"
 
 /* Past this many bad lines, stop naming each: a garbled trace must not bury the summary. */
@@ -148,9 +149,25 @@ static int report_end_line(const char *name, const struct ctp_trace_end *end)
 	return missing || uncounted ? CTP_CAT_EXIT_INCOMPLETE : CTP_CAT_EXIT_OK;
 }
 
-/* Says how reading ended and turns it into the exit code. */
-static int report_end(const char *name, const struct ctp_trace_end *end)
+/* A trace that stops short while a process still writes it (its collector, at work or waiting
+ * for more processes: the plain form's waits 2 s after the last) is not damaged: say so. */
+static bool still_written(const char *input, const struct ctp_trace_end *end)
 {
+	return end->unfinished && strcmp(input, "-") != 0 &&
+	       ctp_cat_trace_writer_at(input) == CTP_CAT_WRITER_PRESENT;
+}
+
+/* Says how reading ended and turns it into the exit code. */
+static int report_end(const char *input, const struct ctp_trace_end *end)
+{
+	const char *name = display_name(input);
+	if (still_written(input, end)) {
+		fprintf(stderr,
+			"ctp-cat: %s: still being written: %" PRIu64
+			" lines so far, no end line yet (ctp-cat -f reads it to its end)\n",
+			name, end->lines);
+		return CTP_CAT_EXIT_INCOMPLETE;
+	}
 	switch (end->kind) {
 	case CTP_TRACE_COMPLETE:
 		break;
@@ -200,7 +217,7 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 	struct ctp_trace_line line;
 	enum ctp_trace_item item = ctp_trace_reader_next(r, &line);
 	if (item == CTP_TRACE_END) {
-		int status = report_end(name, ctp_trace_reader_end(r));
+		int status = report_end(opt->input, ctp_trace_reader_end(r));
 		ctp_trace_reader_free(r);
 		ctp_cat_follow_close(follow);
 		return status;
@@ -278,7 +295,7 @@ int ctp_cat_run(const struct ctp_cat_options *opt)
 		/* (Ctrl-C while following cuts the input mid-frame: that is no damage.) Following
 		 * stops at the end line, before the reader has reached the end of its input. */
 		int end_status = saw_end ? report_end_line(name, ctp_trace_reader_end(r))
-					 : report_end(name, ctp_trace_reader_end(r));
+					 : report_end(opt->input, ctp_trace_reader_end(r));
 		if (end_status > status)
 			status = end_status;
 		/* The output's own verdict (--report: findings that fail, 3), unless the trace

@@ -384,6 +384,8 @@ static enum ctp_trace_item at_end(struct ctp_trace_reader *r, struct ctp_trace_l
 		return yield_open_line(r, line);
 	}
 	r->end.partial_len = r->open_len;
+	r->end.unfinished = st == CTP_ZREADER_EMPTY || st == CTP_ZREADER_TRUNCATED ||
+			    (st == CTP_ZREADER_OK && r->end.lines > 0 && !r->end.end_line);
 	const char *why = ctp_zreader_message(r->zr);
 	if (r->end.lines == 0 && (st == CTP_ZREADER_TRUNCATED || st == CTP_ZREADER_CORRUPT)) {
 		/* zstd, but not one whole line: nothing says this was ever a trace. */

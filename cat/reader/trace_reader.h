@@ -89,6 +89,9 @@ struct ctp_trace_end {
 	uint64_t bad_lines;   /* of which not JSON objects or too long */
 	uint64_t partial_len; /* bytes of an unfinished last line that were dropped */
 	char why[256];	      /* for NOT_TRACE, CORRUPT, IO_ERROR and TRAILING */
+	/* The input stops where a writer still at work stops: empty, inside a frame, or after
+	 * whole frames without the `end` line (its writer may be still at work, or was cut). */
+	bool unfinished;
 	/* The collector's `end` line, when one was read (docs/trace-format.md). */
 	bool end_line;
 	uint64_t lines_before_end; /* lines read before it */

@@ -57,6 +57,27 @@ expect_rc 1 "no end line" "$CAT" noend.zst
 expect_err "ctp-cat: noend.zst: trace has no end line: the collector did not finish"
 head -n 22 plain | cmp -s - out || fail "no end line: output differs from the lines written"
 
+# The same files while a process still holds them open for writing (a collector at work, or the
+# plain form's waiting for more processes): still being written, not damaged; exit 1, every line.
+exec 3>>noend.zst
+expect_rc 1 "no end line, still written" "$CAT" noend.zst
+expect_err "ctp-cat: noend.zst: still being written: 22 lines so far, no end line yet (ctp-cat -f reads it to its end)"
+head -n 22 plain | cmp -s - out || fail "no end line, still written: output differs"
+exec 3>&-
+head -c $((size - 5)) trace.zst >growing.zst
+exec 3>>growing.zst
+expect_rc 1 "cut inside a frame, still written" "$CAT" growing.zst
+expect_err "ctp-cat: growing.zst: still being written: "
+head -n 18 plain | cmp -s - <(head -n 18 out) || fail "cut, still written: the whole frames' lines differ"
+exec 3>&-
+: >starting.zst
+exec 3>>starting.zst
+expect_rc 1 "empty, still written" "$CAT" --report starting.zst
+expect_err "ctp-cat: starting.zst: still being written: 0 lines so far"
+exec 3>&-
+expect_rc 0 "whole trace, still written" "$CAT" trace.zst 3>>trace.zst
+[ -s err ] && fail "whole trace, still written: stderr not empty: $(cat err)"
+
 # Cut inside the last frame: all lines of the whole frames, the cut told, exit 1.
 cut=$((size - 5))
 head -c $cut trace.zst >cut.zst
