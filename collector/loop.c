@@ -223,8 +223,13 @@ static void end_process(struct loop *L, struct conn *cn, bool write_exit)
 	ctp_proc_free(p);
 	ctp_harvester_room_freed(&L->H);
 	cn->proc = NULL;
-	if (--L->nprocs == 0)
+	if (--L->nprocs == 0) {
 		L->all_gone_at = ctp_monotonic_ns();
+		/* Every traced process has gone: what they wrote goes to the file now, not at the
+		 * next tick, for a reader who starts right after the program (the plain form's
+		 * collector waits a while yet for more processes). */
+		ctp_zwriter_flush(L->z);
+	}
 }
 
 static void conn_closed(struct loop *L, struct conn *cn)
