@@ -87,7 +87,7 @@ static void print_help(FILE *f)
 	      "  1  the trace is readable but incomplete: cut off, damaged after some frames,\n"
 	      "     with lines that were skipped, without its end line, missing lines its end\n"
 	      "     line counts (a full disk), or followed by more (a second trace); or\n"
-	      "     still being written (a collector has it open), empty so far included\n"
+	      "     still being written (a collector has it open; still empty, no output)\n"
 	      "  2  not a ctp trace (not zstd, no whole trace header), usage error, or I/O\n"
 	      "     error; outputs (--html, --sqlite) are then left untouched\n"
 	      "  3  --report found a crash, a lost wakeup or a missed readiness (this wins\n"
