@@ -71,6 +71,9 @@ struct loop {
 	size_t nprocs;
 	bool procs_seen, launcher_seen, launcher_open;
 	uint64_t launcher_closed_at, all_gone_at, last_tick;
+	/* When "ready" went to whoever started us (ctp-run, the preload); 0: nobody waits for it
+	 * (started by hand, without --ready-fd). */
+	uint64_t ready_at;
 	bool stop;
 	struct app_exit *app_exits;
 	size_t napp_exits, app_exits_cap;
@@ -482,13 +485,20 @@ static int64_t ms_to_finish(const struct loop *L, uint64_t now)
 		if (L->nprocs == 0)
 			return 0;
 		since = L->launcher_closed_at;
-	} else {
+	} else if (L->procs_seen) {
 		/* Without a launcher (the preload started us itself), end once every traced
 		 * process has gone and none has come back within the grace period (an exec
 		 * says hello again). */
-		if (!L->procs_seen || L->nprocs > 0)
+		if (L->nprocs > 0)
 			return -1;
 		since = L->all_gone_at;
+	} else {
+		/* Nobody came yet. Whoever started us connects right after "ready": when none did
+		 * within the grace period, it died in between, and nobody will. Started by hand,
+		 * wait for the first process however long it takes. */
+		if (L->ready_at == 0)
+			return -1;
+		since = L->ready_at;
 	}
 	if (now - since >= grace)
 		return 0;
@@ -714,7 +724,7 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		if (out_fd >= 0)
 			snprintf(why, sizeof(why), "%s: %s", o->output, strerror(errno));
 		fprintf(stderr, "ctp-collector: cannot create the trace %s\n", why);
-		unlink(o->socket_path);
+		remove_socket(o);
 		ctp_harvester_stop(&L.H);
 		return 1;
 	}
@@ -724,8 +734,12 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	L.last_tick = ctp_monotonic_ns();
 	if (o->ready_fd >= 0) {
 		ssize_t w = write(o->ready_fd, "ready\n", 6);
-		(void)w; /* a launcher that stopped listening will see us through the socket */
+		/* Whoever started us stopped waiting (the preload gives up after 2 s, then runs
+		 * the program untraced): no process will come. The trace says so, and ends. */
+		if (w < 0 && errno == EPIPE)
+			L.stop = true;
 		close(o->ready_fd);
+		L.ready_at = ctp_monotonic_ns();
 	}
 	/* What takes time comes after "ready", off the program's start: the program runs while
 	 * the collector stocks its spool (its hello waits in the socket). */

@@ -105,6 +105,17 @@ plain_trace() {
 	expect_eq "($1) ctp-cat reads the plain form's trace whole" 0 "$cat_status"
 }
 
+# wait_until SECONDS COMMAND...: polls COMMAND every 50 ms until it succeeds; false after
+# SECONDS.
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
 # within MAX A B: A and B differ by at most MAX.
 within() {
 	local d=$(($2 - $3))

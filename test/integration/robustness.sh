@@ -4,17 +4,6 @@ source "$(dirname "$0")/lib.sh"
 
 BUSY=$PROGRAMS/ucontext_busy
 
-# wait_until SECONDS COMMAND...: polls COMMAND every 50 ms until it succeeds; false after
-# SECONDS.
-wait_until() {
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ "$SECONDS" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
-
 # child_of PARENT NAME: the pid of PARENT's child process called NAME (empty if none).
 child_of() {
 	pgrep -P "$1" -x "$2" || true
