@@ -20,7 +20,10 @@
 #include "preload/autostart.h"
 #include "preload/process.h"
 
-enum { PATH_BYTES = 4096, READY_TIMEOUT_MS = 10000 };
+/* A collector listens within a few milliseconds of its start. One that takes longer than this
+ * (stuck, or a machine thrashing) is not worth holding the program up for: it then runs
+ * untraced, and the collector, finding nobody waiting, ends (collector/loop.c). */
+enum { PATH_BYTES = 4096, READY_TIMEOUT_MS = 2000 };
 
 static char socket_path[PATH_BYTES];
 
@@ -164,6 +167,10 @@ bool ctp_autostart_collector(void)
 	bool ready = child > 0 && wait_ready(pipe_fds[0]);
 	syscall(SYS_close, pipe_fds[0]);
 	if (!ready) {
+		/* Its run directory goes too: a collector that failed left nothing else in it, and
+		 * one still starting then finds no place to listen and ends. */
+		unlink(socket_path);
+		rmdir(dir);
 		ctp_log("the collector did not start (", collector, "): running untraced");
 		return false;
 	}
