@@ -6,7 +6,7 @@
 source "$CTP_SOURCE_DIR/test/transparency/harness.sh"
 cat >"$WORK/late-collector" <<LATE
 #!/bin/sh
-sleep 3
+sleep 4
 exec "$CTP_BUILD_DIR/collector/ctp-collector" "\$@"
 LATE
 chmod +x "$WORK/late-collector"
