@@ -24,20 +24,10 @@ stop_all() {
 }
 at_exit stop_all
 
-# until SECONDS COMMAND...: runs COMMAND until it succeeds, at most SECONDS; fails otherwise.
-until_ok() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.1
-	done
-}
-
 python3 "$dns" serve "$WORK/upstream.port" $zone >"$WORK/upstream.out" &
 upstream=$!
 pids+=($upstream)
-check "the responder is up" until_ok 10 test -s "$WORK/upstream.port"
+check "the responder is up" wait_until 10 test -s "$WORK/upstream.port"
 q_port=$(cat "$WORK/upstream.port")
 port=$(python3 "$dns" freeport)
 
@@ -55,7 +45,7 @@ answers() {
 	kill -0 $traced # gone: stop waiting
 	return 1
 }
-check "pdns answers under the tracer" until_ok 30 answers
+check "pdns answers under the tracer" wait_until 30 answers
 
 names=$(seq -f n%g 1 300)
 python3 "$dns" ask "$port" $zone 20 $names >"$WORK/got"
