@@ -12,20 +12,21 @@ LATE
 chmod +x "$WORK/late-collector"
 ln -s "$WORK/elsewhere.jsonl.zst" "$WORK/link.jsonl.zst"
 
-# way NAME ENV...: the tp_run.py options of one way; its TMPDIR (where the run directory goes)
-# is its own, so that anything left there is its.
-way_opts() {
+# way_tmp NAME: the TMPDIR of one way, where the preload makes its run directory (with
+# XDG_RUNTIME_DIR unset): its own, so that anything left there is that way's.
+way_tmp() {
 	mkdir -p "$WORK/tmp.$1"
-	echo "--unset XDG_RUNTIME_DIR --env TMPDIR=$WORK/tmp.$1"
+	echo "$WORK/tmp.$1"
 }
-tp_run_one fails native 0 $(way_opts native) -- "$TP_BIN/errno_kept"
+tp_run_one fails native 0 --unset XDG_RUNTIME_DIR --env "TMPDIR=$(way_tmp native)" -- \
+	"$TP_BIN/errno_kept"
 grep -v '^ctp' "$WORK/fails.native.err" >"$WORK/fails.native.err.app" || true
 expect_eq "fails: untraced, the program ends as the case needs" "exit 0" \
 	"$(head -n 1 "$WORK/fails.native.status")"
 for how in none:/bin/false refused:link late:"$WORK/late-collector"; do
 	mode=${how%%:*}
 	arg=${how#*:}
-	opts=($(way_opts "$mode") --env "LD_PRELOAD=$TP_PRELOAD")
+	opts=(--unset XDG_RUNTIME_DIR --env "TMPDIR=$(way_tmp "$mode")" --env "LD_PRELOAD=$TP_PRELOAD")
 	case $mode in
 	refused) opts+=(--env "CTP_OUTPUT=$WORK/link.jsonl.zst") ;;
 	*) opts+=(--env "CTP_COLLECTOR=$arg" --env "CTP_OUTPUT=$WORK/$mode.jsonl.zst") ;;
