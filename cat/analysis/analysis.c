@@ -326,6 +326,8 @@ static int on_stack(struct ctp_analysis *a, struct an_process *p, const struct c
 		fr[i].addr = f->addr;
 		fr[i].off = f->off;
 		fr[i].line = f->line;
+		fr[i].has_module_off = f->has_module_off;
+		fr[i].module_off = f->module_off;
 		fr[i].sym = own(a, f->sym, &oom);
 		fr[i].module = own(a, f->module, &oom);
 		fr[i].file = own(a, f->file, &oom);

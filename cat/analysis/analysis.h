@@ -85,9 +85,11 @@ struct ctp_analysis_frame {
 	uint64_t addr;
 	const char *sym; /* NULL if unknown */
 	uint64_t off;
-	const char *module; /* NULL if unknown */
-	const char *file;   /* NULL without debug info */
-	int line;	    /* 0 without debug info */
+	const char *module;  /* NULL if unknown */
+	const char *file;    /* NULL without debug info */
+	int line;	     /* 0 without debug info */
+	bool has_module_off; /* the address in the module's file is known: */
+	uint64_t module_off; /* addr less the module's load bias */
 };
 
 struct ctp_analysis_stack {

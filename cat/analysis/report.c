@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cat/analysis/report.h"
+#include "cat/model/names.h"
 #include "ctp/cxx_name.h"
 
 /* Frames shown per stack; the innermost ones say where, the rest is usually the scheduler. */
@@ -40,13 +41,16 @@ static bool full_names;
 
 static void print_frame(FILE *f, const struct ctp_analysis_frame *fr)
 {
+	char place[512];
 	if (fr->sym)
 		ctp_put_cxx_name(f, fr->sym, full_names);
 	else
-		fprintf(f, "0x%" PRIx64, fr->addr);
+		fputs(ctp_cat_frame_place(place, sizeof(place), fr->module, fr->has_module_off,
+					  fr->module_off, fr->addr),
+		      f);
 	if (fr->file && fr->line)
 		fprintf(f, " (%s:%d)", base_name(fr->file), fr->line);
-	else if (fr->module)
+	else if (fr->module && (fr->sym || !fr->has_module_off))
 		fprintf(f, " (%s)", base_name(fr->module));
 	fputc('\n', f);
 }

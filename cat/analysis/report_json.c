@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cat/analysis/report.h"
+#include "cat/model/names.h"
 
 /* jansson's setters steal the value; a NULL value (out of memory) makes the set fail, which
  * the final dump turns into an error. */
@@ -46,15 +47,24 @@ static void set_stack(json_t *obj, const char *prefix, const struct ctp_analysis
 		for (size_t i = 0; i < s->nframes; i++) {
 			if (!ctp_cat_report_shows_frame(s, i))
 				continue;
-			char addr[32];
+			char addr[32], place[512], module_off[32];
 			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)fr[i].addr);
-			json_array_append_new(names, json_string(fr[i].sym ? fr[i].sym : addr));
+			snprintf(module_off, sizeof(module_off), "0x%llx",
+				 (unsigned long long)fr[i].module_off);
+			const char *name =
+				fr[i].sym ? fr[i].sym
+					  : ctp_cat_frame_place(place, sizeof(place), fr[i].module,
+								fr[i].has_module_off,
+								fr[i].module_off, fr[i].addr);
+			json_array_append_new(names, json_string(name));
 			json_t *f = json_object();
 			set(f, "sym", str_or_null(fr[i].sym));
 			set(f, "file", str_or_null(fr[i].file));
 			set(f, "line", fr[i].line ? json_integer(fr[i].line) : json_null());
 			set(f, "module", str_or_null(fr[i].module));
 			set(f, "addr", json_string(addr));
+			set(f, "module_off",
+			    fr[i].has_module_off ? json_string(module_off) : json_null());
 			json_array_append_new(frames, f);
 		}
 	}

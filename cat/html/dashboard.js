@@ -132,10 +132,10 @@
 			return el("span", "none", "no stack recorded");
 		var t = el("table", "stack");
 		D.stacks[idx].forEach(function (f, n) {
-			/* f: [sym, off, file, line, module, addr] */
+			/* f: [sym, off, file, line, module, addr, module_off if known] */
 			var mod = basename(f[4]);
 			var tr = el("tr", isForeign(f) ? "foreign" : "");
-			var where = f[0] ? shortName(f[0]) + "+0x" + Number(f[1]).toString(16) : f[5];
+			var where = f[0] ? shortName(f[0]) + "+0x" + Number(f[1]).toString(16) : place(f);
 			var name = el("td", "", where);
 			if (f[0])
 				name.title = f[0];
@@ -145,6 +145,12 @@
 			t.appendChild(tr);
 		});
 		return t;
+	}
+
+	/* A frame without a name: its module's file and its address there (what addr2line takes
+	 * once the process is gone), else its address. */
+	function place(f) {
+		return f[4] && f[6] ? basename(f[4]) + "+" + f[6] : f[5];
 	}
 
 	function isForeign(f) {
@@ -157,7 +163,7 @@
 		var names = frames.filter(function (f) {
 			return !isForeign(f);
 		}).slice(0, 3).map(function (f) {
-			return shortName(f[0]) || f[5];
+			return shortName(f[0]) || place(f);
 		});
 		return names.length ? names.join(" ← ") : "an unknown place";
 	}

@@ -520,6 +520,10 @@ static void write_stacks(struct data *d)
 			ctp_jsonw_str(d->w, f->module);
 			LIT(d, ",");
 			ctp_jsonw_hex(d->w, f->addr);
+			if (f->has_module_off) {
+				LIT(d, ",");
+				ctp_jsonw_hex(d->w, f->module_off);
+			}
 			LIT(d, "]");
 		}
 		LIT(d, "]");

@@ -224,7 +224,9 @@ static int decode_stack(struct ctp_event_decoder *d, struct ctp_event *ev, struc
 		fr->sym = keep(d, f, "sym", oom);
 		fr->module = keep(d, f, "module", oom);
 		fr->file = keep(d, f, "file", oom);
-		if (!fr->sym && d->namer)
+		fr->has_module_off = false;
+		fr->module_off = 0;
+		if (d->namer)
 			d->namer->frame(d->namer_state, ev->pid, fr);
 	}
 	ev->stack_line.nframes = n;

@@ -84,10 +84,9 @@ static const struct resym_module *module_at(const struct ctp_resym *r, uint32_t 
 	return NULL;
 }
 
-static bool lookup(struct ctp_resym *r, uint32_t pid, uint64_t addr, bool return_address,
-		   struct ctp_frame_info *out)
+static bool lookup_in(struct ctp_resym *r, const struct resym_module *m, uint64_t addr,
+		      bool return_address, struct ctp_frame_info *out)
 {
-	const struct resym_module *m = module_at(r, pid, addr);
 	return m && r->sym &&
 	       ctp_symbolize(r->sym, m->path, m->build_id, m->build_id_len, m->bias, addr,
 			     return_address, out) &&
@@ -97,8 +96,15 @@ static bool lookup(struct ctp_resym *r, uint32_t pid, uint64_t addr, bool return
 static void name_frame(void *state, uint32_t pid, struct ctp_event_frame *fr)
 {
 	struct ctp_resym *r = state;
+	const struct resym_module *m = module_at(r, pid, fr->addr);
+	if (m) {
+		fr->has_module_off = true;
+		fr->module_off = fr->addr - m->bias;
+		if (!fr->module)
+			fr->module = m->path;
+	}
 	struct ctp_frame_info info;
-	if (fr->sym || !lookup(r, pid, fr->addr, true, &info))
+	if (fr->sym || !lookup_in(r, m, fr->addr, true, &info))
 		return;
 	fr->sym = info.sym;
 	fr->has_off = true;
@@ -112,7 +118,8 @@ static void name_frame(void *state, uint32_t pid, struct ctp_event_frame *fr)
 static const char *name_entry(void *state, uint32_t pid, uint64_t addr)
 {
 	struct ctp_frame_info info;
-	return addr && lookup(state, pid, addr, false, &info) ? info.sym : NULL;
+	struct ctp_resym *r = state;
+	return addr && lookup_in(r, module_at(r, pid, addr), addr, false, &info) ? info.sym : NULL;
 }
 
 static const struct ctp_event_namer namer = {

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cat/cat.h"
+#include "cat/model/names.h"
 #include "ctp/names.h"
 #include "ctp/segment.h"
 #include "perfetto.pb-c.h"
@@ -532,10 +533,12 @@ static int on_stack(struct out_perfetto *o, const struct ctp_event *ev)
 	size_t used = 0;
 	for (size_t i = 0; i < ev->stack_line.nframes && i < STACK_FRAMES_SHOWN; i++) {
 		const struct ctp_event_frame *fr = &ev->stack_line.frames[i];
-		char addr[24];
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, fr->addr);
+		char place[512];
 		int n = snprintf(text + used, sizeof(text) - used, "%s%s", i ? " <- " : "",
-				 fr->sym ? fr->sym : addr);
+				 fr->sym ? fr->sym
+					 : ctp_cat_frame_place(place, sizeof(place), fr->module,
+							       fr->has_module_off, fr->module_off,
+							       fr->addr));
 		if (n < 0 || (size_t)n >= sizeof(text) - used)
 			break; /* a name too long for the rest: the string ends before it */
 		used += (size_t)n;

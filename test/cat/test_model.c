@@ -11,6 +11,7 @@
 
 #include "cat/model/event.h"
 #include "cat/model/names.h"
+#include "cat/model/resymbolize.h"
 #include "cat/model/runs.h"
 #include "ctp/segment.h"
 
@@ -307,6 +308,60 @@ static void counts_live_and_die_with_the_names(void **state)
 	ctp_event_decoder_free(&f.d);
 }
 
+/* A frame the trace left unnamed is placed in the module whose `module` line of its own process
+ * holds it, the latest such line winning: its address less that module's load bias, shown as the
+ * module's file name + that offset; a frame no module holds keeps its bare address. */
+static void unnamed_frames_are_placed_in_their_module(void **state)
+{
+	(void)state;
+	struct fed f = {0};
+	ctp_event_decoder_init(&f.d);
+	struct ctp_resym *r = ctp_resym_attach(&f.d);
+	assert_non_null(r);
+	struct ctp_cat_names *n = ctp_cat_names_new();
+	assert_non_null(n);
+	see(&f, n,
+	    "{\"type\":\"trace\",\"format\":\"ctp-trace\",\"version\":2,\"tool\":\"t\","
+	    "\"start\":1}");
+	const char *module = "{\"type\":\"module\",\"pid\":%u,\"path\":\"%s\",\"build_id\":null,"
+			     "\"bias\":\"%s\",\"lo\":\"%s\",\"hi\":\"%s\"}";
+	/* Files that are not there: nothing names the frames again. */
+	see(&f, n, module, 7, "/nonexistent/libold.so", "0x7f0000000000", "0x7f0000001000",
+	    "0x7f0000100000");
+	see(&f, n, module, 7, "/nonexistent/libx.so", "0x7f0000000000", "0x7f0000001000",
+	    "0x7f0000100000");
+	see(&f, n, module, 8, "/nonexistent/liby.so", "0x7f1000000000", "0x7f1000001000",
+	    "0x7f1000100000");
+	see(&f, n,
+	    "{\"type\":\"stack\",\"pid\":7,\"id\":1,\"frames\":["
+	    "{\"addr\":\"0x7f0000001234\",\"sym\":null,\"off\":null,\"module\":null,\"file\":null,"
+	    "\"line\":null},"
+	    "{\"addr\":\"0x7f1000001234\",\"sym\":null,\"off\":null,\"module\":null,\"file\":null,"
+	    "\"line\":null},"
+	    "{\"addr\":\"0x7f0000002000\",\"sym\":\"known\",\"off\":16,"
+	    "\"module\":\"/nonexistent/libx.so\",\"file\":null,\"line\":null}]}");
+	const struct ctp_event_frame *fr = f.ev.stack_line.frames;
+	assert_true(fr[0].has_module_off);
+	assert_int_equal(fr[0].module_off, 0x1234);
+	assert_string_equal(fr[0].module, "/nonexistent/libx.so");
+	assert_false(fr[1].has_module_off); /* another process's module */
+	assert_null(fr[1].module);
+	assert_true(fr[2].has_module_off);
+	assert_int_equal(fr[2].module_off, 0x2000);
+	assert_string_equal(fr[2].sym, "known");
+	assert_string_equal(ctp_cat_names_stack_top(n, 7, 1), "libx.so+0x1234");
+	char buf[64];
+	assert_string_equal(ctp_cat_frame_place(buf, sizeof(buf), fr[1].module,
+						fr[1].has_module_off, fr[1].module_off, fr[1].addr),
+			    "0x7f1000001234");
+	assert_string_equal(ctp_cat_frame_place(buf, sizeof(buf), "prog", true, 0x10, 0x5000),
+			    "prog+0x10");
+	ctp_cat_names_free(n);
+	ctp_resym_free(r);
+	json_decref(f.json);
+	ctp_event_decoder_free(&f.d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +372,7 @@ int main(void)
 		cmocka_unit_test(runs_close_per_thread),
 		cmocka_unit_test(names_outlive_their_processes_slots),
 		cmocka_unit_test(counts_live_and_die_with_the_names),
+		cmocka_unit_test(unnamed_frames_are_placed_in_their_module),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

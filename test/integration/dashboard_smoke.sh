@@ -38,6 +38,18 @@ check "the M:N page loads cleanly and shows the trace's counts and its one stuck
 	--absent injected --text "$EVIL" --text wait_for_reply \
 	--screenshot "$ARTIFACTS/mn_stuck.png"
 
+# The same program stripped, as distributions ship programs: its frames have no names, and the
+# stuck group's stack shows them by their place in the file (mn_stripped+0xOFF, what addr2line
+# takes), not by addresses of a process that is gone.
+cp "$PROGRAMS/mn_stuck" "$WORK/mn_stripped"
+strip --strip-all "$WORK/mn_stripped"
+trace mns -- "$WORK/mn_stripped" 12 20 x
+"$CTP_CAT" --html "$WORK/mns.html" "$WORK/mns.jsonl.zst"
+# shellcheck disable=SC2046
+check "the stripped program's page shows its frames as mn_stripped+0xOFF" \
+	"${CHECK[@]}" "$WORK/mns.html" $(counts mns) --expect stuck=3 --expect groups=1 \
+	--text "mn_stripped+0x"
+
 # A ping-pong: one thread, one coroutine, nothing stuck.
 trace pp -- "$PROGRAMS/ucontext_pingpong" 50
 "$CTP_CAT" --html "$WORK/pp.html" "$WORK/pp.jsonl.zst"

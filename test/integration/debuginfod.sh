@@ -68,6 +68,31 @@ st=0
 "$CTP_CAT" --report --json "$WORK/bare.jsonl.zst" >"$WORK/bare.report" 2>"$WORK/bare.report.err" || st=$?
 expect_eq "ctp-cat --report without debuginfod: frames still unnamed" "0 null" \
 	"$st $(jq -r '[.findings[] | select(.kind == "stuck") | .frames[0].sym] | unique | map(tostring) | join(",")' "$WORK/bare.report")"
+# An unnamed frame reads as its place in its file, prog+0xOFF: the address less the module's load
+# bias, which names the right function once debug info is at hand (addr2line, after the run).
+bias=$(q bare ".[] | select(.type == \"module\" and .path == \"$WORK/prog\") | .bias")
+offsets_match() { # every stuck coroutine's innermost frame: module_off == addr - bias
+	python3 - "$WORK/bare.report" "$bias" <<'EOF'
+import json, sys
+report, bias = json.load(open(sys.argv[1])), int(sys.argv[2], 16)
+frames = [f["frames"][0] for f in report["findings"] if f["kind"] == "stuck"]
+ok = frames and all(int(f["module_off"], 16) == int(f["addr"], 16) - bias for f in frames)
+sys.exit(0 if ok else 1)
+EOF
+}
+check "each unnamed frame's module_off is its address less the program's load bias" offsets_match
+places=$(jq -r '[.findings[] | select(.kind == "stuck") | .stack[0]] | unique | join(" ")' "$WORK/bare.report")
+check "and the report's stacks show it as prog+0xOFF ($places)" \
+	bash -c "[ -n '$places' ] && ! printf '%s\n' $places | grep -vq '^prog+0x[0-9a-f]*$'"
+named_at() { # the functions addr2line finds at the places, from the debug file
+	local p
+	for p in $places; do addr2line -f -e "$WORK/served/prog.debug" "${p#prog+}" | head -1; done |
+		sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+expect_eq "addr2line names the place's function from the debug file" "yield" "$(named_at)"
+"$CTP_CAT" --format=text "$WORK/bare.jsonl.zst" >"$WORK/bare.txt" 2>/dev/null
+check "the text view shows switches at prog+0xOFF" grep -q ' at prog+0x[0-9a-f]*$' "$WORK/bare.txt"
+check "and no frame of the program as a bare address" bash -c "! grep -q ' at 0x' '$WORK/bare.txt'"
 st=0
 DEBUGINFOD_URLS=$url "$CTP_CAT" --report --json "$WORK/bare.jsonl.zst" >"$WORK/named.report" \
 	2>"$WORK/named.report.err" || st=$?

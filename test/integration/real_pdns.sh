@@ -160,5 +160,12 @@ expect_eq "the resolving thread (pdns's main thread) is running at the end" runn
 expect_eq "the report finds no failure in pdns" "0 0 0" \
 	"$(jq -r '.summary.findings | "\(.crash) \(.lost_wakeup) \(.missed_readiness)"' \
 		"$WORK/report.json")"
+# The views show pdns's unnamed frames by their place in the binary, as addr2line takes them
+# once the process is gone: pdns_recursor+0xOFF, never the process's own address.
+"$CTP_CAT" --format=text "$WORK/pdns.jsonl.zst" >"$WORK/pdns.txt"
+placed=$(grep -c ' at pdns_recursor+0x[0-9a-f]*$' "$WORK/pdns.txt")
+check "switches inside pdns read as pdns_recursor+0xOFF in the text view ($placed)" \
+	[ "$placed" -ge 300 ]
+check "and none as a bare address" bash -c "! grep -q ' at 0x' '$WORK/pdns.txt'"
 
 finish
