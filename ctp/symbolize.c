@@ -4,6 +4,8 @@
 #include "ctp/symbolize.h"
 #include "ctp/symbolize_internal.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -301,4 +303,16 @@ bool ctp_symbolize(struct ctp_symbolizer *s, const char *module_path, const uint
 		m->addrs_used++;
 	}
 	return true;
+}
+
+const char *ctp_frame_place(char *buf, size_t size, const char *module_path, bool in_module,
+			    uint64_t module_off, uint64_t pc)
+{
+	const char *file = module_path ? strrchr(module_path, '/') : NULL;
+	file = file ? file + 1 : module_path;
+	if (file && *file && in_module)
+		snprintf(buf, size, "%s+0x%" PRIx64, file, module_off);
+	else
+		snprintf(buf, size, "0x%" PRIx64, pc);
+	return buf;
 }

@@ -37,4 +37,11 @@ bool ctp_symbolize(struct ctp_symbolizer *s, const char *module_path, const uint
 		   size_t build_id_len, uint64_t load_bias, uint64_t pc, bool return_address,
 		   struct ctp_frame_info *out);
 
+/* A frame without a function name, as ctp-cat and ctp-pstack show it: its module's file name and
+ * its address in that file (libfoo.so+0x1a2b: pc less the load bias, what `addr2line -e` takes
+ * once the process is gone), or its address alone when its module is not known. Into buf;
+ * returns buf. */
+const char *ctp_frame_place(char *buf, size_t size, const char *module_path, bool in_module,
+			    uint64_t module_off, uint64_t pc);
+
 #endif

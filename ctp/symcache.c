@@ -157,6 +157,7 @@ const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_sym
 	if (!m)
 		return e;
 	e->module = m->path;
+	e->module_off = addr - m->base;
 	struct ctp_frame_info fi = {0};
 	if (s && ctp_symbolize(s, m->path, m->build_id, m->build_id_len, m->base, addr,
 			       return_address, &fi)) {

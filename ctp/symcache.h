@@ -21,12 +21,13 @@ struct ctp_module_copy {
 
 /* What one address is. Strings belong to the symbolizer or the module copy. */
 struct ctp_sym {
-	uint64_t key;	    /* address, with bit 63 set for an entry (not a return) address */
-	const char *sym;    /* NULL when unknown */
-	const char *module; /* NULL when the address is in no known module */
-	const char *file;   /* NULL when unknown */
-	uint64_t off;	    /* meaningful when sym != NULL */
-	int line;	    /* 0 when unknown */
+	uint64_t key;	     /* address, with bit 63 set for an entry (not a return) address */
+	const char *sym;     /* NULL when unknown */
+	const char *module;  /* NULL when the address is in no known module */
+	const char *file;    /* NULL when unknown */
+	uint64_t off;	     /* meaningful when sym != NULL */
+	uint64_t module_off; /* the address less the module's load bias, when module != NULL */
+	int line;	     /* 0 when unknown */
 	bool used;
 };
 

@@ -6,6 +6,7 @@
 
 #include "ctp/cxx_name.h"
 #include "ctp/segment.h"
+#include "ctp/symbolize.h"
 #include "pstack/view.h"
 
 enum { LABEL_FRAMES = 3 }; /* function names in a group's one-line label */
@@ -26,13 +27,22 @@ static void put_duration(FILE *f, uint64_t ns)
 			(unsigned)(ns / 60000000000ull % 60));
 }
 
+/* An address without a name as its place in its module (libfoo.so+0x1a2b, ctp_frame_place). */
+static void put_place(struct pstack_view *v, const struct ctp_sym *s, uint64_t addr)
+{
+	char place[512];
+	fputs(ctp_frame_place(place, sizeof(place), s->module, s->module != NULL, s->module_off,
+			      addr),
+	      v->out);
+}
+
 static void put_name(struct pstack_view *v, uint64_t addr, bool return_address)
 {
 	const struct ctp_sym *s = pstack_symbol(v, addr, return_address);
 	if (s->sym)
 		ctp_put_cxx_name(v->out, s->sym, v->full_names);
 	else
-		fprintf(v->out, "0x%" PRIx64, addr);
+		put_place(v, s, addr);
 }
 
 static const char *basename_of(const char *path)
@@ -49,10 +59,10 @@ static void put_frame(struct pstack_view *v, uint64_t pc)
 		ctp_put_cxx_name(v->out, s->sym, v->full_names);
 		fprintf(v->out, "+0x%" PRIx64, s->off);
 	} else
-		fprintf(v->out, "0x%" PRIx64, pc);
+		put_place(v, s, pc);
 	if (s->file)
 		fprintf(v->out, " (%s:%d)", basename_of(s->file), s->line);
-	if (s->module)
+	if (s->module && s->sym)
 		fprintf(v->out, "  [%s]", basename_of(s->module));
 	fputc('\n', v->out);
 }

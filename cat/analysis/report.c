@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cat/analysis/report.h"
-#include "cat/model/names.h"
+#include "ctp/symbolize.h"
 #include "ctp/cxx_name.h"
 
 /* Frames shown per stack; the innermost ones say where, the rest is usually the scheduler. */
@@ -45,8 +45,8 @@ static void print_frame(FILE *f, const struct ctp_analysis_frame *fr)
 	if (fr->sym)
 		ctp_put_cxx_name(f, fr->sym, full_names);
 	else
-		fputs(ctp_cat_frame_place(place, sizeof(place), fr->module, fr->has_module_off,
-					  fr->module_off, fr->addr),
+		fputs(ctp_frame_place(place, sizeof(place), fr->module, fr->has_module_off,
+				      fr->module_off, fr->addr),
 		      f);
 	if (fr->file && fr->line)
 		fprintf(f, " (%s:%d)", base_name(fr->file), fr->line);

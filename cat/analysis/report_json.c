@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cat/analysis/report.h"
-#include "cat/model/names.h"
+#include "ctp/symbolize.h"
 
 /* jansson's setters steal the value; a NULL value (out of memory) makes the set fail, which
  * the final dump turns into an error. */
@@ -53,9 +53,9 @@ static void set_stack(json_t *obj, const char *prefix, const struct ctp_analysis
 				 (unsigned long long)fr[i].module_off);
 			const char *name =
 				fr[i].sym ? fr[i].sym
-					  : ctp_cat_frame_place(place, sizeof(place), fr[i].module,
-								fr[i].has_module_off,
-								fr[i].module_off, fr[i].addr);
+					  : ctp_frame_place(place, sizeof(place), fr[i].module,
+							    fr[i].has_module_off, fr[i].module_off,
+							    fr[i].addr);
 			json_array_append_new(names, json_string(name));
 			json_t *f = json_object();
 			set(f, "sym", str_or_null(fr[i].sym));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cat/model/pid_slots.h"
+#include "ctp/symbolize.h"
 
 struct stack_name {
 	uint64_t id;
@@ -78,18 +79,6 @@ static int learn_coro(struct ctp_cat_names *n, const struct ctp_event *ev)
 	return label && !c->label ? -1 : 0;
 }
 
-const char *ctp_cat_frame_place(char *buf, size_t size, const char *module, bool has_module_off,
-				uint64_t module_off, uint64_t addr)
-{
-	const char *file = module ? strrchr(module, '/') : NULL;
-	file = file ? file + 1 : module;
-	if (file && *file && has_module_off)
-		snprintf(buf, size, "%s+0x%" PRIx64, file, module_off);
-	else
-		snprintf(buf, size, "0x%" PRIx64, addr);
-	return buf;
-}
-
 static int learn_stack(struct ctp_cat_names *n, const struct ctp_event *ev)
 {
 	uint32_t id = ev->stack_line.id;
@@ -103,8 +92,8 @@ static int learn_stack(struct ctp_cat_names *n, const struct ctp_event *ev)
 	else if (top && top->sym)
 		snprintf(text, sizeof(text), "%s", top->sym);
 	else if (top && top->addr)
-		ctp_cat_frame_place(text, sizeof(text), top->module, top->has_module_off,
-				    top->module_off, top->addr);
+		ctp_frame_place(text, sizeof(text), top->module, top->has_module_off,
+				top->module_off, top->addr);
 	else
 		snprintf(text, sizeof(text), "?");
 	uint32_t at = ctp_pid_slots_take(&n->stacks, ev->pid, id);

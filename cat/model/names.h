@@ -53,14 +53,8 @@ const char *ctp_cat_names_entry(const struct ctp_cat_names *n, uint32_t pid, uin
 const char *ctp_cat_names_coro(const struct ctp_cat_names *n, uint32_t pid, uint64_t coro,
 			       char *buf, size_t size);
 
-/* A frame without a function name, as every view shows it: its module's file name and its
- * address in that file (libfoo.so+0x1a2b, what `addr2line -e` takes once the process is gone),
- * or its address alone when no `module` line of the trace holds it. Into buf; returns buf. */
-const char *ctp_cat_frame_place(char *buf, size_t size, const char *module, bool has_module_off,
-				uint64_t module_off, uint64_t addr);
-
-/* The innermost frame of the stack as "symbol+0xoff" (or its place, as above, when it has no
- * symbol), NULL when the stack was not seen. */
+/* The innermost frame of the stack as "symbol+0xoff" (or its place in its module,
+ * ctp_frame_place, when it has no symbol), NULL when the stack was not seen. */
 const char *ctp_cat_names_stack_top(const struct ctp_cat_names *n, uint32_t pid, uint32_t stack);
 
 #endif

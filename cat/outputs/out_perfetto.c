@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "cat/cat.h"
-#include "cat/model/names.h"
+#include "ctp/symbolize.h"
 #include "ctp/names.h"
 #include "ctp/segment.h"
 #include "perfetto.pb-c.h"
@@ -536,9 +536,9 @@ static int on_stack(struct out_perfetto *o, const struct ctp_event *ev)
 		char place[512];
 		int n = snprintf(text + used, sizeof(text) - used, "%s%s", i ? " <- " : "",
 				 fr->sym ? fr->sym
-					 : ctp_cat_frame_place(place, sizeof(place), fr->module,
-							       fr->has_module_off, fr->module_off,
-							       fr->addr));
+					 : ctp_frame_place(place, sizeof(place), fr->module,
+							   fr->has_module_off, fr->module_off,
+							   fr->addr));
 		if (n < 0 || (size_t)n >= sizeof(text) - used)
 			break; /* a name too long for the rest: the string ends before it */
 		used += (size_t)n;

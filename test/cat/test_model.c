@@ -14,6 +14,7 @@
 #include "cat/model/resymbolize.h"
 #include "cat/model/runs.h"
 #include "ctp/segment.h"
+#include "ctp/symbolize.h"
 
 static void idmap_puts_gets_and_deletes(void **state)
 {
@@ -351,10 +352,10 @@ static void unnamed_frames_are_placed_in_their_module(void **state)
 	assert_string_equal(fr[2].sym, "known");
 	assert_string_equal(ctp_cat_names_stack_top(n, 7, 1), "libx.so+0x1234");
 	char buf[64];
-	assert_string_equal(ctp_cat_frame_place(buf, sizeof(buf), fr[1].module,
-						fr[1].has_module_off, fr[1].module_off, fr[1].addr),
+	assert_string_equal(ctp_frame_place(buf, sizeof(buf), fr[1].module, fr[1].has_module_off,
+					    fr[1].module_off, fr[1].addr),
 			    "0x7f1000001234");
-	assert_string_equal(ctp_cat_frame_place(buf, sizeof(buf), "prog", true, 0x10, 0x5000),
+	assert_string_equal(ctp_frame_place(buf, sizeof(buf), "prog", true, 0x10, 0x5000),
 			    "prog+0x10");
 	ctp_cat_names_free(n);
 	ctp_resym_free(r);

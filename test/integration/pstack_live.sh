@@ -66,6 +66,13 @@ check "the text view shows the frame with file:line" \
 	grep -Eq "^      sched_wait_readable\+0x[0-9a-f]+ \(sched.c:[0-9]+\)" "$WORK/lw.txt"
 expect_eq "the text view lists each stranded coroutine with its fd" $K \
 	"$(grep -Ec '^    #[0-9]+ ucontext coro_entry, suspended .* ago on thread [0-9]+, waits to read fd [0-9]+ \(closed since\)$' "$WORK/lw.txt")"
+# --no-symbols: each frame as its place in its file, which addr2line names from the binary.
+"$PSTACK" --no-symbols "$server" >"$WORK/lw.nosym.txt"
+place=$(grep -m1 -Eo "^$K x suspended in server\+0x[0-9a-f]+" "$WORK/lw.nosym.txt" | sed 's/.* in //' || true)
+check "--no-symbols shows the group's innermost frame as server+0xOFF ($place)" [ -n "$place" ]
+expect_eq "which addr2line names from the binary: the same function as with symbols" \
+	sched_wait_readable \
+	"$(addr2line -f -e "$EXAMPLE/server" "${place#server+}" | head -1)"
 
 # --report: ctp-cat's analysis on the snapshot, where the states are exact, so certain.
 report_status=0
