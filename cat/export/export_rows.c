@@ -153,6 +153,20 @@ int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, ctp_expo
 		row[n++] = ctp_export_id(ev->coro);
 		row[n++] = address(addr, sizeof(addr), ev->exit.addr);
 		break;
+	case CTP_EV_MODULE: {
+		table = CTP_EXPORT_MODULES;
+		char lo[24], hi[24];
+		row[n++] = ctp_export_id(ev->pid);
+		row[n++] = ctp_export_text(ev->module_line.path);
+		row[n++] = ctp_export_text(ev->module_line.build_id);
+		/* A fixed-address executable's bias is 0: a value, not an unknown. */
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, ev->module_line.bias);
+		row[n++] = ctp_export_text(addr);
+		row[n++] = address(lo, sizeof(lo), ev->module_line.lo);
+		row[n++] = address(hi, sizeof(hi), ev->module_line.hi);
+		assert(n == ctp_export_tables[table].ncols);
+		return emit(ctx, table, row);
+	}
 	case CTP_EV_STACK:
 		return stack_rows(ev, trace_id, row, emit, ctx);
 	case CTP_EV_PROCESS:

@@ -49,6 +49,11 @@ const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES] = {
 	[CTP_EXPORT_FRAMES] = TABLE("frames", TRACE_ID, {"pid", INT}, {"stack", INT}, {"idx", INT},
 				    {"addr", TEXT}, {"sym", TEXT}, {"sym_off", INT},
 				    {"module", TEXT}, {"file", TEXT}, {"line_no", INT}),
+	/* A `module` line: what names a frame again after the run, and places one without a
+	 * name in its file (addr - bias). */
+	[CTP_EXPORT_MODULES] =
+		TABLE("modules", TRACE_ID, {"pid", INT}, {"path", TEXT}, {"build_id", TEXT},
+		      {"bias", TEXT}, {"lo", TEXT}, {"hi", TEXT}),
 	[CTP_EXPORT_FD_EVENTS] =
 		TABLE("fd_events", TRACE_ID, {"pid", INT}, {"tid", INT}, {"ts", INT}, {"coro", INT},
 		      {"fd", INT}, {"event", TEXT}, {"op", TEXT}, {"waiter", INT}, {"stack", INT}),
@@ -85,6 +90,7 @@ static const struct {
 	{"switches_by_time", "switches", "trace_id, ts"},
 	{"stacks_by_stack", "stacks", "trace_id, pid, stack"},
 	{"frames_by_stack", "frames", "trace_id, pid, stack, idx"},
+	{"modules_by_pid", "modules", "trace_id, pid"},
 	{"fd_events_by_fd", "fd_events", "trace_id, pid, fd, ts"},
 	{"fd_events_by_coro", "fd_events", "trace_id, pid, coro, ts"},
 	{"fd_events_by_time", "fd_events", "trace_id, ts"},

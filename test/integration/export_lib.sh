@@ -90,6 +90,14 @@ export_checks() {
 	expect_eq "$DB_NAME: frames in the odd module" \
 		"$(q odd "[.[] | select(.type == \"stack\") | .frames[] | select(.module == $(jq -n --arg m "$ODD_EXE" '$m'))] | length")" \
 		"$(sql "SELECT COUNT(*) FROM frames WHERE $t AND $(hex module) = '$(hexstr "$ODD_EXE")'")"
+	# The module lines, which place a frame in its file after the run (addr - bias).
+	expect_eq "$DB_NAME: modules" "$(count odd module)" \
+		"$(sql "SELECT COUNT(*) FROM modules WHERE $t")"
+	expect_eq "$DB_NAME: the odd program's module: its build-id, bias and range" \
+		"$(q odd ".[] | select(.type == \"module\" and .path == $(jq -n --arg m "$ODD_EXE" '$m'))
+			| \"\(.build_id) \(.bias) \(.lo) \(.hi)\"")" \
+		"$(sql "SELECT build_id, bias, lo, hi FROM modules WHERE $t AND $(hex path) = '$(hexstr "$ODD_EXE")'" |
+			tr '\t' ' ')"
 
 	# The questions the indexes are for.
 	local co pid
