@@ -45,9 +45,14 @@ static int on_snapshot(struct ctp_snapshot_watch *w, const struct ctp_event *ev)
 
 static int on_state(struct ctp_snapshot_watch *w, const struct ctp_event *ev)
 {
+	if (w->uncounted_pid && w->uncounted_pid == ev->pid) {
+		w->state_in_snapshot = true;
+		return 0;
+	}
 	uint32_t left = ctp_idmap_get(&w->left, ev->pid, 0);
 	if (left == CTP_IDMAP_NONE)
 		return 0;
+	w->state_in_snapshot = true;
 	if (--left == 0) {
 		ctp_idmap_del(&w->left, ev->pid, 0);
 		became_whole(w);
@@ -58,6 +63,7 @@ static int on_state(struct ctp_snapshot_watch *w, const struct ctp_event *ev)
 
 int ctp_snapshot_watch_event(struct ctp_snapshot_watch *w, const struct ctp_event *ev)
 {
+	w->state_in_snapshot = false;
 	if (w->uncounted_pid && !(ev->type == CTP_EV_STATE && ev->pid == w->uncounted_pid))
 		close_uncounted(w);
 	if (ev->type == CTP_EV_SNAPSHOT && ev->pid)

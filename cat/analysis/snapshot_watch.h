@@ -18,6 +18,8 @@ struct ctp_snapshot_watch {
 	uint32_t uncounted_pid; /* the open snapshot without a count, 0: none */
 	bool whole;		/* a snapshot became whole since ctp_snapshot_watch_taken */
 	uint64_t latest_ts;	/* `ts` of the latest snapshot that became whole */
+	/* The event just taken in was a `state` line of an open snapshot, not a final state. */
+	bool state_in_snapshot;
 };
 
 /* Takes in the next event. -1 when out of memory. */

@@ -38,6 +38,8 @@ enum ctp_export_table {
 	CTP_EXPORT_MODULES,
 	CTP_EXPORT_FD_EVENTS,
 	CTP_EXPORT_FINAL_STATES,
+	CTP_EXPORT_SNAPSHOTS,
+	CTP_EXPORT_SNAPSHOT_STATES,
 	CTP_EXPORT_LOSSES,
 	CTP_EXPORT_FINDINGS,
 	CTP_EXPORT_FINDING_MEMBERS,
@@ -102,11 +104,13 @@ int ctp_export_postgres_open(struct ctp_export_db *db, const char *target);
 int ctp_export_mysql_open(struct ctp_export_db *db, const char *target);
 
 /* Row extraction: turns one event into rows, handing each to `emit`. Unknown line types and
- * derived events give no row. Returns what emit returned first when not 0. */
+ * derived events give no row. `snapshot` is the number (from 0, in the trace's order) of the
+ * live snapshot a `snapshot` event opens or a `state` event belongs to, -1 for a final state.
+ * Returns what emit returned first when not 0. */
 typedef int (*ctp_export_emit_fn)(void *ctx, enum ctp_export_table table,
 				  const struct ctp_export_value *values);
-int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, ctp_export_emit_fn emit,
-			  void *ctx);
+int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, int64_t snapshot,
+			  ctp_export_emit_fn emit, void *ctx);
 
 /* The findings of a finished analysis (cat/analysis/analysis.h) as rows of findings and
  * finding_members. */

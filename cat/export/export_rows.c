@@ -76,8 +76,26 @@ static int stack_rows(const struct ctp_event *ev, int64_t trace_id, struct ctp_e
 	return rc;
 }
 
-int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, ctp_export_emit_fn emit,
-			  void *ctx)
+/* A `state` line's columns after trace_id (and its snapshot's number): the same in a final state
+ * and in a snapshot's. Returns how many were filled. */
+static size_t state_columns(const struct ctp_event *ev, struct ctp_export_value *row)
+{
+	size_t n = 0;
+	row[n++] = ctp_export_id(ev->pid);
+	row[n++] = ctp_export_id(ev->coro);
+	row[n++] = ctp_export_text(ev->state.state_name);
+	row[n++] = ctp_export_id(ev->tid);
+	row[n++] = ctp_export_id(ev->state.since);
+	row[n++] = ctp_export_id(ev->stack);
+	row[n++] =
+		ev->state.has_switches ? ctp_export_int((int64_t)ev->state.switches) : null_value;
+	row[n++] = ev->state.wait_fd >= 0 ? ctp_export_int(ev->state.wait_fd) : null_value;
+	row[n++] = ctp_export_text(ev->state.wait_op_name);
+	return n;
+}
+
+int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, int64_t snapshot,
+			  ctp_export_emit_fn emit, void *ctx)
 {
 	if (!ev->line)
 		return 0; /* derived from a format 1 trace: no line to export */
@@ -122,17 +140,21 @@ int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, ctp_expo
 		row[n++] = ctp_export_id(ev->stack);
 		break;
 	case CTP_EV_STATE:
-		table = CTP_EXPORT_FINAL_STATES;
+		if (snapshot >= 0) {
+			table = CTP_EXPORT_SNAPSHOT_STATES;
+			row[n++] = ctp_export_int(snapshot);
+		} else {
+			table = CTP_EXPORT_FINAL_STATES;
+		}
+		n += state_columns(ev, row + n);
+		break;
+	case CTP_EV_SNAPSHOT:
+		table = CTP_EXPORT_SNAPSHOTS;
+		row[n++] = ctp_export_int(snapshot);
 		row[n++] = ctp_export_id(ev->pid);
-		row[n++] = ctp_export_id(ev->coro);
-		row[n++] = ctp_export_text(ev->state.state_name);
-		row[n++] = ctp_export_id(ev->tid);
-		row[n++] = ctp_export_id(ev->state.since);
-		row[n++] = ctp_export_id(ev->stack);
-		row[n++] = ev->state.has_switches ? ctp_export_int((int64_t)ev->state.switches)
-						  : null_value;
-		row[n++] = ev->state.wait_fd >= 0 ? ctp_export_int(ev->state.wait_fd) : null_value;
-		row[n++] = ctp_export_text(ev->state.wait_op_name);
+		row[n++] = ctp_export_id(ev->ts);
+		row[n++] = ev->snapshot.has_states ? ctp_export_int((int64_t)ev->snapshot.states)
+						   : null_value;
 		break;
 	case CTP_EV_LOSS:
 		table = CTP_EXPORT_LOSSES;

@@ -61,6 +61,14 @@ const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES] = {
 		TABLE("final_states", TRACE_ID, {"pid", INT}, {"coro", INT}, {"state", TEXT},
 		      {"tid", INT}, {"since", INT}, {"stack", INT}, {"switches", INT},
 		      {"wait_fd", INT}, {"wait_op", TEXT}),
+	/* A live snapshot (a `snapshot` line) and the `state` lines it counts: a look at a running
+	 * process, kept apart from the final states. */
+	[CTP_EXPORT_SNAPSHOTS] = TABLE("snapshots", TRACE_ID, {"snapshot", INT}, {"pid", INT},
+				       {"ts", INT}, {"states", INT}),
+	[CTP_EXPORT_SNAPSHOT_STATES] =
+		TABLE("snapshot_states", TRACE_ID, {"snapshot", INT}, {"pid", INT}, {"coro", INT},
+		      {"state", TEXT}, {"tid", INT}, {"since", INT}, {"stack", INT},
+		      {"switches", INT}, {"wait_fd", INT}, {"wait_op", TEXT}),
 	[CTP_EXPORT_LOSSES] =
 		TABLE("losses", TRACE_ID, {"pid", INT}, {"tid", INT}, {"lost", INT}, {"why", TEXT}),
 	/* From cat/analysis/analysis.h, once the whole trace has been read; a group finding (stuck,
@@ -95,6 +103,7 @@ static const struct {
 	{"fd_events_by_coro", "fd_events", "trace_id, pid, coro, ts"},
 	{"fd_events_by_time", "fd_events", "trace_id, ts"},
 	{"final_states_by_coro", "final_states", "trace_id, pid, coro"},
+	{"snapshot_states_by_snapshot", "snapshot_states", "trace_id, snapshot, pid, coro"},
 	{"losses_by_pid", "losses", "trace_id, pid"},
 	{"findings_by_kind", "findings", "trace_id, kind"},
 	{"finding_members_by_finding", "finding_members", "trace_id, finding"},

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cat/analysis/analysis.h"
+#include "cat/analysis/snapshot_watch.h"
 #include "cat/cat.h"
 #include "cat/export/export.h"
 
@@ -27,6 +28,12 @@ struct export_session {
 	uint64_t start;
 	uint64_t lines;
 	const char *end_state;
+	/* Which `state` lines are a live snapshot's; how many snapshots came so far, and the
+	 * number of each process's latest (pid, 0): its states follow it, maybe after lines of
+	 * other processes. */
+	struct ctp_snapshot_watch snapshots;
+	uint32_t nsnapshots;
+	struct ctp_idmap snapshot_of;
 	/* The findings: the run's analysis, fed and finished by the stage in front. */
 	const struct ctp_analysis *analysis;
 	uint64_t rows, rows_by_table[CTP_EXPORT_NTABLES];
@@ -155,7 +162,18 @@ static int export_event(void *state, const struct ctp_event *ev)
 		return -1;
 	if (ev->line)
 		s->lines++;
-	return ctp_export_event_rows(ev, s->trace_id, emit_row, s);
+	if (ctp_snapshot_watch_event(&s->snapshots, ev) < 0)
+		return fail(s, "out of memory");
+	int64_t snapshot = -1;
+	if (ev->type == CTP_EV_SNAPSHOT && ev->line) {
+		snapshot = s->nsnapshots++;
+		if (ctp_idmap_put(&s->snapshot_of, ev->pid, 0, (uint32_t)snapshot) < 0)
+			return fail(s, "out of memory");
+	} else if (s->snapshots.state_in_snapshot) {
+		uint32_t of = ctp_idmap_get(&s->snapshot_of, ev->pid, 0);
+		snapshot = of == CTP_IDMAP_NONE ? -1 : (int64_t)of;
+	}
+	return ctp_export_event_rows(ev, s->trace_id, snapshot, emit_row, s);
 }
 
 static void export_ended(void *state, const struct ctp_trace_end *end)
@@ -239,6 +257,8 @@ static void export_free(void *state)
 	if (s->db.close)
 		s->db.close(&s->db);
 	free(s->tool);
+	ctp_snapshot_watch_free(&s->snapshots);
+	ctp_idmap_free(&s->snapshot_of);
 	free(s);
 }
 

@@ -25,6 +25,22 @@ export_make_traces() {
 	trace odd -- "$ODD_EXE" 300 0 "$ODD" "a'b" 'c"d' 'e\f' $'g\th' $'i\nj'
 	expect_eq "the odd program ran" 0 "$status"
 	trace other -- "$PROGRAMS/ucontext_pingpong" 20
+	# A live snapshot in the middle of a run (ctp-cat --snapshot): five coroutines parked on a
+	# pipe, looked at while they wait; then the run ends, and the trace has their final states
+	# too.
+	mkfifo "$WORK/snap.hold"
+	"$CTP_RUN" -o "$WORK/snap.jsonl.zst" -- "$PROGRAMS/pstack_parked" 5 <"$WORK/snap.hold" \
+		>"$WORK/snap.out" 2>"$WORK/snap.err" &
+	local parked=$!
+	exec 8>"$WORK/snap.hold" # the program parks until this closes
+	wait_line "$WORK/snap.out" '^parked 5'
+	check "a snapshot of the parked run is asked for" "$CTP_CAT" --snapshot "$WORK/snap.jsonl.zst"
+	check "and is in the live trace" wait_until 30 snapshot_written
+	exec 8>&-
+	local parked_status=0
+	wait $parked || parked_status=$?
+	expect_eq "the parked run ended by itself" 0 "$parked_status"
+	"$CTP_CAT" "$WORK/snap.jsonl.zst" >"$WORK/snap.jsonl"
 	# Findings: the lost-wakeup example (report_lib.sh), which strands coroutines.
 	example lw
 	report lw
@@ -33,6 +49,10 @@ export_make_traces() {
 	# holds).
 	"$CTP_RUN" -o "$WORK/big.jsonl.zst" -- "$PROGRAMS/ucontext_pingpong" "${BIG_ROUNDS:-750000}" \
 		>/dev/null 2>&1
+}
+
+snapshot_written() {
+	{ "$CTP_CAT" "$WORK/snap.jsonl.zst" 2>/dev/null || true; } | grep -q '^{"type":"snapshot"'
 }
 
 # count NAME TYPE: lines of TYPE in the decoded trace NAME.
@@ -161,4 +181,20 @@ export_checks() {
 	expect_eq "$DB_NAME: group members" \
 		"$(jq '[.findings[] | select(.kind == "stuck" or .kind == "leak") | .count] | add // 0' "$WORK/lw.json")" \
 		"$(sql "SELECT COUNT(*) FROM finding_members WHERE trace_id = 4")"
+
+	# A live snapshot's states are kept apart from the final ones.
+	check "$DB_NAME: export of the trace with a snapshot succeeds" export_to "$WORK/snap.jsonl.zst"
+	local ts="trace_id = $(sql "SELECT trace_id FROM traces WHERE file = '$WORK/snap.jsonl.zst'")"
+	expect_eq "$DB_NAME: the snapshot, with its process, time and count of states" \
+		"$(q snap '.[] | select(.type == "snapshot") | "0 \(.pid) \(.ts) \(.states)"')" \
+		"$(sql "SELECT snapshot, pid, ts, states FROM snapshots WHERE $ts" | tr '\t' ' ')"
+	expect_eq "$DB_NAME: its states, each coroutine's as it was then" \
+		"$(q snap '.[] | select(.type == "snapshot") | .states') suspended:read:5" \
+		"$(sql "SELECT COUNT(*) FROM snapshot_states WHERE $ts") $(sql "SELECT state, wait_op,
+			COUNT(*) FROM snapshot_states WHERE $ts AND state = 'suspended' GROUP BY state, wait_op" |
+			tr '\t' ':')"
+	expect_eq "$DB_NAME: and one final state for each coroutine, not two" \
+		"$(count snap coro) 1" \
+		"$(sql "SELECT COUNT(*) FROM final_states WHERE $ts") $(sql "SELECT MAX(n) FROM (SELECT COUNT(*) AS n
+			FROM final_states WHERE $ts GROUP BY pid, coro) AS per_coro")"
 }
