@@ -148,6 +148,15 @@ int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, int64_t 
 		}
 		n += state_columns(ev, row + n);
 		break;
+	case CTP_EV_CORO_END:
+		table = CTP_EXPORT_CORO_ENDS;
+		row[n++] = ctp_export_id(ev->pid);
+		row[n++] = ctp_export_id(ev->coro);
+		row[n++] = ctp_export_id(ev->tid);
+		row[n++] = ctp_export_id(ev->ts);
+		row[n++] = ctp_export_text(ev->coro_end.how_name);
+		row[n++] = ctp_export_text(ev->coro_end.switch_name);
+		break;
 	case CTP_EV_SNAPSHOT:
 		table = CTP_EXPORT_SNAPSHOTS;
 		row[n++] = ctp_export_int(snapshot);

@@ -57,6 +57,11 @@ const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES] = {
 	[CTP_EXPORT_FD_EVENTS] =
 		TABLE("fd_events", TRACE_ID, {"pid", INT}, {"tid", INT}, {"ts", INT}, {"coro", INT},
 		      {"fd", INT}, {"event", TEXT}, {"op", TEXT}, {"waiter", INT}, {"stack", INT}),
+	/* A `coro_end` line: how a coroutine ended (format 2; a format 1 trace has none to
+	 * export). */
+	[CTP_EXPORT_CORO_ENDS] =
+		TABLE("coro_ends", TRACE_ID, {"pid", INT}, {"coro", INT}, {"tid", INT}, {"ts", INT},
+		      {"how", TEXT}, {"switch_how", TEXT}),
 	[CTP_EXPORT_FINAL_STATES] =
 		TABLE("final_states", TRACE_ID, {"pid", INT}, {"coro", INT}, {"state", TEXT},
 		      {"tid", INT}, {"since", INT}, {"stack", INT}, {"switches", INT},
@@ -102,6 +107,7 @@ static const struct {
 	{"fd_events_by_fd", "fd_events", "trace_id, pid, fd, ts"},
 	{"fd_events_by_coro", "fd_events", "trace_id, pid, coro, ts"},
 	{"fd_events_by_time", "fd_events", "trace_id, ts"},
+	{"coro_ends_by_coro", "coro_ends", "trace_id, pid, coro"},
 	{"final_states_by_coro", "final_states", "trace_id, pid, coro"},
 	{"snapshot_states_by_snapshot", "snapshot_states", "trace_id, snapshot, pid, coro"},
 	{"losses_by_pid", "losses", "trace_id, pid"},

@@ -90,6 +90,11 @@ export_checks() {
 		"$(sql "SELECT COUNT(*) FROM fd_events WHERE $t")"
 	expect_eq "$DB_NAME: final states" "$(count odd state)" \
 		"$(sql "SELECT COUNT(*) FROM final_states WHERE $t")"
+	expect_eq "$DB_NAME: coroutine ends, by how they ended" \
+		"$(q odd '[.[] | select(.type == "coro_end") | "\(.how) \(.switch // "")"] | group_by(.)
+			| map("\(.[0]) \(length)") | .[]' | sed 's/  / /')" \
+		"$(sql "SELECT how, switch_how, COUNT(*) FROM coro_ends WHERE $t GROUP BY how, switch_how
+			ORDER BY how" | tr '\t' ' ' | sed 's/ NULL / /; s/ \\N / /; s/  / /')"
 	expect_eq "$DB_NAME: process exits" "$(count odd exit)" \
 		"$(sql "SELECT COUNT(*) FROM process_exits WHERE $t")"
 	expect_eq "$DB_NAME: argv entries" "$(q odd '[.[] | select(.type == "process") | .argv[]] | length')" \
