@@ -226,7 +226,7 @@ static int decode_stack(struct ctp_event_decoder *d, struct ctp_event *ev, struc
 		fr->file = keep(d, f, "file", oom);
 		fr->has_module_off = false;
 		fr->module_off = 0;
-		if (d->namer)
+		if (!fr->sym && d->namer)
 			d->namer->frame(d->namer_state, ev->pid, fr);
 	}
 	ev->stack_line.nframes = n;

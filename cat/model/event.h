@@ -46,8 +46,10 @@ struct ctp_event_frame {
 	uint64_t off;
 	const char *module, *file; /* NULL if unknown */
 	int line;		   /* 0 if unknown */
-	/* The address in its module's file (addr less the module's load bias, what addr2line
-	 * takes), when a `module` line of the trace holds the frame: set by the namer. */
+	/* For a frame without a name: its address in its module's file (addr less the module's
+	 * load bias, what addr2line takes), when a `module` line of the trace holds the frame. Set
+	 * by the namer, which looks only at such frames: a trace's modules are searched in a line,
+	 * and most frames are named. */
 	bool has_module_off;
 	uint64_t module_off;
 };
@@ -176,8 +178,8 @@ struct ctp_event_decoder {
 };
 
 /* Fills in names a trace left out, from its `module` lines: `module` takes each such line (-1
- * when out of memory), `frame` places every frame in its module (module_off) and names it if it
- * has no name, `entry` returns the name of an entry address (or NULL). A hook rather than a call,
+ * when out of memory), `frame` names a frame without a name, or else places it in its module
+ * (module_off), `entry` returns the name of an entry address (or NULL). A hook rather than a call,
  * so that what decodes (the fuzz target among others) does not need the symbolizer. */
 struct ctp_event_namer {
 	int (*module)(void *state, const struct ctp_event *module_line);

@@ -104,7 +104,7 @@ static void name_frame(void *state, uint32_t pid, struct ctp_event_frame *fr)
 			fr->module = m->path;
 	}
 	struct ctp_frame_info info;
-	if (fr->sym || !lookup_in(r, m, fr->addr, true, &info))
+	if (!lookup_in(r, m, fr->addr, true, &info))
 		return;
 	fr->sym = info.sym;
 	fr->has_off = true;
