@@ -163,7 +163,11 @@ bool ctp_process_ready(void)
 	if (!__atomic_compare_exchange_n(&ctp_proc.state, &expected, CTP_PROC_INITIALIZING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return false; /* another thread initialises; its hooks pass through meanwhile */
+	/* Starting leaves errno as it found it, traced or not: the program may read it (at main,
+	 * as the loader left it) or be inside a call whose errno it is about to read. */
+	int saved_errno = errno;
 	initialize();
+	errno = saved_errno;
 	return __atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING;
 }
 

@@ -1,7 +1,8 @@
-/* errno: with errno set to a sentinel, makecontext, switches there and back, and hooked I/O
- * calls that succeed leave it alone; a failing read on a bad fd leaves exactly EBADF; calls
- * that would block, in a coroutine (where the tracer records a wait, and unwinds the stack the
- * first time at a place only), leave exactly EAGAIN, the first time and the next ones. */
+/* errno: at main, as the loader and the constructors left it (the tracer's start, tracing or
+ * not, changes nothing of it); with errno set to a sentinel, makecontext, switches there and
+ * back, and hooked I/O calls that succeed leave it alone; a failing read on a bad fd leaves exactly
+ * EBADF; calls that would block, in a coroutine (where the tracer records a wait, and unwinds the
+ * stack the first time at a place only), leave exactly EAGAIN, the first time and the next ones. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,7 @@ static void co_body(void)
 
 int main(void)
 {
+	printf("%-28s errno %d\n", "at main", errno);
 	int p[2];
 	if (pipe(p) != 0 || pipe2(empty_pipe, O_NONBLOCK) != 0 ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, quiet_pair) != 0)
