@@ -2,12 +2,13 @@
  *
  *   ctp-run [-o FILE] [--stack-depth N] [--] PROGRAM [ARGS...]
  *
- * The sequence: check that PROGRAM can be run (before anything is started for it), find the
- * collector and the preload beside this executable, make a private run directory, start the
- * collector on a socket in it and wait until it says it is ready, open the control connection,
- * start the app with the preload, forward signals to it, wait for it, tell the collector how it
- * ended, let the collector finish, clean up, and exit as the app did. The app comes first: the
- * collector's troubles are reported but never change the app's run or the exit status. */
+ * The sequence: check that PROGRAM can be run (before anything is started for it) and warn if
+ * the loader would keep the preload out of it, find the collector and the preload beside this
+ * executable, make a private run directory, start the collector on a socket in it and wait
+ * until it says it is ready, open the control connection, start the app with the preload,
+ * forward signals to it, wait for it, tell the collector how it ended, let the collector finish,
+ * clean up, and exit as the app did. The app comes first: the collector's troubles are reported
+ * but never change the app's run or the exit status. */
 #define _GNU_SOURCE
 #include "collector/run.h"
 
@@ -464,9 +465,12 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	rc = ctp_run_check_program(o.argv[0]);
+	char *program_path;
+	rc = ctp_run_check_program(o.argv[0], &program_path);
 	if (rc != 0)
 		return rc;
+	ctp_run_warn_untraceable(program_path);
+	free(program_path);
 	char *collector_path, *preload_path;
 	if (!ctp_run_find_parts(&collector_path, &preload_path))
 		return CTP_RUN_EXIT_FAILURE;

@@ -1,6 +1,7 @@
 /* ctp-run, the launcher: what its files share. run.c is the sequence (collector, control
  * connection, app, exit status), run_locate.c finds things (its own parts, the program, a run
- * directory), run_signals.c forwards signals to whichever child is in charge. */
+ * directory), run_untraceable.c says when the loader would run the program untraced,
+ * run_signals.c forwards signals to whichever child is in charge. */
 #ifndef CTP_COLLECTOR_RUN_H
 #define CTP_COLLECTOR_RUN_H
 
@@ -20,8 +21,13 @@
 bool ctp_run_find_parts(char **collector, char **preload);
 
 /* Checks that `program` would be found and executed by execvp with the current PATH. Returns 0
- * when it would, else the launcher's exit status after printing why. */
-int ctp_run_check_program(const char *program);
+ * when it would, with the file it would execute in *found (malloc'd), else the launcher's exit
+ * status after printing why. */
+int ctp_run_check_program(const char *program, char **found);
+
+/* Warns on stderr when the dynamic loader would run `path` (as found above) without the preload:
+ * statically linked, not x86-64, or a privileged exec (run_untraceable.c). */
+void ctp_run_warn_untraceable(const char *path);
 
 /* Makes a private directory (mode 0700, unpredictable name) under $XDG_RUNTIME_DIR, $TMPDIR
  * or /tmp, short enough to hold a Unix socket path `<dir>/sock`. NULL after printing why. */

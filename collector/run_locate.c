@@ -136,8 +136,9 @@ static int exec_problem(const char *path)
 	return 0;
 }
 
-int ctp_run_check_program(const char *program)
+int ctp_run_check_program(const char *program, char **found)
 {
+	*found = NULL;
 	if (program[0] == '\0') {
 		fprintf(stderr, "ctp-run: '': command not found\n");
 		return CTP_RUN_EXIT_NOT_FOUND;
@@ -145,7 +146,7 @@ int ctp_run_check_program(const char *program)
 	if (strchr(program, '/') != NULL) {
 		int err = exec_problem(program);
 		if (err == 0)
-			return 0;
+			return (*found = strdup(program)) ? 0 : CTP_RUN_EXIT_FAILURE;
 		fprintf(stderr, "ctp-run: %s: %s\n", program, strerror(err));
 		return err == ENOENT || err == ENOTDIR ? CTP_RUN_EXIT_NOT_FOUND
 						       : CTP_RUN_EXIT_NOT_EXECUTABLE;
@@ -167,9 +168,11 @@ int ctp_run_check_program(const char *program)
 		if (asprintf(&candidate, "%.*s%s%s", len, p, len ? "/" : "", program) < 0)
 			break;
 		int err = exec_problem(candidate);
-		free(candidate);
-		if (err == 0)
+		if (err == 0) {
+			*found = candidate;
 			return 0;
+		}
+		free(candidate);
 		if (err == EACCES || err == EISDIR)
 			denied = err;
 		if (*end == '\0')
