@@ -115,7 +115,7 @@ void ctp_run_warn_untraceable(const char *program)
 			fprintf(stderr,
 				"ctp-run: warning: %s runs in %s, which is %s; it runs untraced",
 				program, path, why);
-		fputs(" (programs it starts are traced)\n", stderr);
+		fputs(" (programs it starts are traced if LD_PRELOAD reaches them)\n", stderr);
 		return;
 	}
 }

@@ -17,7 +17,7 @@ findmnt -n -o OPTIONS -T "$WORK" | tr ',' '\n' | grep -qx nosuid && {
 
 cd "$WORK"
 processes() { q "$1" '[.[] | select(.type == "process")] | length'; }
-warned() { grep -c 'ctp-run: warning: .*it runs untraced (programs it starts are traced)' "$WORK/$1.err" || true; }
+warned() { grep -c 'ctp-run: warning: .*it runs untraced (programs it starts are traced if LD_PRELOAD reaches them)' "$WORK/$1.err" || true; }
 
 # untraced_vs NAME PROGRAM ARGS: runs the program untraced, then under ctp-run as NAME, and
 # compares stdout and exit status.
