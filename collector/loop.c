@@ -56,6 +56,7 @@ struct app_exit {
 /* A process that ended without saying how: waiting for the launcher's word. */
 struct held_exit {
 	uint32_t pid;
+	uint64_t ts; /* when it ended, as decide_exit had it */
 	uint64_t running[CTP_PROC_MAX_RUNNING];
 	size_t nrunning;
 };
@@ -119,7 +120,7 @@ static bool take_app_exit(struct loop *L, uint32_t pid, int *status)
 static void write_held(struct loop *L, size_t i, bool have_status, int status)
 {
 	struct held_exit *h = &L->held[i];
-	struct ctp_exit_line l = {.pid = h->pid, .how = CTP_EXITED_UNKNOWN};
+	struct ctp_exit_line l = {.pid = h->pid, .ts = h->ts, .how = CTP_EXITED_UNKNOWN};
 	if (have_status)
 		exit_from_wait_status(&l, status);
 	if (l.how == CTP_EXITED_SIGNAL) {
@@ -153,13 +154,16 @@ static void on_app_exit(struct loop *L, uint32_t pid, int status)
 	L->app_exits[L->napp_exits++] = (struct app_exit){pid, status};
 }
 
-/* Writes how process p ended, or holds it until the launcher has had its say. */
-static void decide_exit(struct loop *L, struct ctp_proc *p)
+/* Writes how process p ended, or holds it until the launcher has had its say. `gone_ns`: when
+ * its connection was seen closed, its end's time unless it recorded a time itself (killed by a
+ * signal it had no handler for, say). */
+static void decide_exit(struct loop *L, struct ctp_proc *p, uint64_t gone_ns)
 {
 	if (p->exec_sent)
 		return; /* the new image says hello with the same pid */
 	struct ctp_exit_line hdr, l;
 	bool have_hdr = ctp_proc_header_exit(p, &hdr);
+	uint64_t ts = hdr.ts ? hdr.ts : gone_ns;
 	int status;
 	if (take_app_exit(L, p->pid, &status)) {
 		l = (struct ctp_exit_line){.pid = p->pid};
@@ -180,6 +184,7 @@ static void decide_exit(struct loop *L, struct ctp_proc *p)
 		}
 		struct held_exit *h = &L->held[L->nheld++];
 		h->pid = p->pid;
+		h->ts = ts;
 		h->nrunning = p->nrunning;
 		memcpy(h->running, p->running, p->nrunning * sizeof(p->running[0]));
 		return;
@@ -190,6 +195,7 @@ static void decide_exit(struct loop *L, struct ctp_proc *p)
 		l.running = p->running;
 		l.nrunning = p->nrunning;
 	}
+	l.ts = ts;
 	ctp_emit_exit(&L->c.em, &l);
 }
 
@@ -212,6 +218,7 @@ static void drop_conn(struct loop *L, struct conn *cn)
  * spool still holds. */
 static void end_process(struct loop *L, struct conn *cn, bool write_exit)
 {
+	uint64_t gone_ns = ctp_monotonic_ns(); /* before the drain, which takes a while */
 	struct ctp_proc *p = cn->proc;
 	ctp_harvester_remove(&L->H, &p->hv, cn->fd);
 	if (__atomic_load_n(&p->hv.exec_seen, __ATOMIC_RELAXED))
@@ -222,7 +229,7 @@ static void end_process(struct loop *L, struct conn *cn, bool write_exit)
 	ctp_proc_drain(p);
 	ctp_proc_write_states(p);
 	if (write_exit)
-		decide_exit(L, p);
+		decide_exit(L, p, gone_ns);
 	ctp_proc_free(p);
 	ctp_harvester_room_freed(&L->H);
 	cn->proc = NULL;

@@ -91,6 +91,8 @@ bool ctp_proc_header_exit(struct ctp_proc *p, struct ctp_exit_line *out)
 	const struct ctp_header *h = (const struct ctp_header *)p->view.base;
 	/* Acquire pairs with the release of exit_kind: the fields written before it are set. */
 	uint32_t kind = CTP_LOAD_ACQUIRE(&h->exit_kind);
+	if (kind != CTP_EXIT_NONE && h->exit_ts)
+		out->ts = ctp_proc_ts(p, h->exit_ts);
 	if (kind == CTP_EXIT_STATUS) {
 		out->how = CTP_EXITED_STATUS;
 		out->value = h->exit_value;

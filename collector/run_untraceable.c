@@ -3,12 +3,11 @@
  * that as the tracer's failure. The reasons are ones the file itself shows: no dynamic loader
  * (statically linked), an ELF the 64-bit preload cannot join, or a privileged exec, for which
  * the loader ignores LD_PRELOAD's paths (AT_SECURE). Programs it starts are traced all the
- * same: the environment carries the preload on. */
+ * same as long as their environment keeps LD_PRELOAD. */
 #define _GNU_SOURCE
 #include "collector/run.h"
 
 #include <elf.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>

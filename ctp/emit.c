@@ -370,6 +370,10 @@ void ctp_emit_exit(struct ctp_emitter *e, const struct ctp_exit_line *l)
 	struct ctp_jsonw *w = begin_line(e);
 	CTP_JSONW_LIT(w, "{\"type\":\"exit\",\"pid\":");
 	ctp_jsonw_u64(w, l->pid);
+	if (l->ts) {
+		CTP_JSONW_LIT(w, ",\"ts\":");
+		ctp_jsonw_u64(w, l->ts);
+	}
 	switch (l->how) {
 	case CTP_EXITED_UNKNOWN:
 		CTP_JSONW_LIT(w, ",\"status\":null");

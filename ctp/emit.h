@@ -130,6 +130,7 @@ enum ctp_exit_how {
 };
 struct ctp_exit_line {
 	uint32_t pid;
+	uint64_t ts; /* when it ended (trace clock), 0 = unknown */
 	enum ctp_exit_how how;
 	int value;		 /* status or signal number */
 	uint32_t tid;		 /* 0 = unknown */

@@ -63,7 +63,10 @@ struct ctp_header {
 	/* 0x80 */ uint64_t entry_tramp_lo;
 	/* 0x88 */ uint64_t entry_tramp_hi;
 	/* 0x90 */ uint64_t entry_tramp_untraced;
-	/* 0x98 */ uint64_t reserved[13];
+	/* When the process recorded exit_kind: a clock reading (clock_kind), 0 = not recorded.
+	 * Written before exit_kind's release. */
+	/* 0x98 */ uint64_t exit_ts;
+	/* 0xA0 */ uint64_t reserved[12];
 };
 
 /* Everything after the header lives in blocks, pushed onto a singly linked list whose head is
@@ -335,7 +338,8 @@ _Static_assert(offsetof(struct ctp_header, magic) == 0x00, "cTP magic at 0x00");
 _Static_assert(offsetof(struct ctp_header, version) == 0x08, "cTP version at 0x08");
 _Static_assert(offsetof(struct ctp_header, sleep_flag) == 0x14, "cTP sleep flag at 0x14");
 _Static_assert(offsetof(struct ctp_header, entry_tramp_lo) == 0x80, "header layout");
-_Static_assert(offsetof(struct ctp_header, reserved) == 0x98, "header layout");
+_Static_assert(offsetof(struct ctp_header, exit_ts) == 0x98, "header layout");
+_Static_assert(offsetof(struct ctp_header, reserved) == 0xA0, "header layout");
 _Static_assert(sizeof(struct ctp_header) == 0x100, "header is 256 bytes");
 _Static_assert(sizeof(struct ctp_block) == 32, "block header");
 _Static_assert(sizeof(struct ctp_station) == 120, "station fixed part");

@@ -63,6 +63,7 @@ static void record_exit(uint32_t kind, int value)
 	    !own_process())
 		return;
 	h->exit_value = value;
+	h->exit_ts = ctp_now(); /* what was left suspended waited until now */
 	CTP_STORE_RELEASE(&h->exit_kind, kind);
 }
 

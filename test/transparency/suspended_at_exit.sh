@@ -3,7 +3,8 @@
 # saved context was unmapped under a suspended coroutine; and the process's dumpable flag and
 # TracerPid are as untraced (the tracer names the collector with PR_SET_PTRACER only under Yama
 # scope 1, which touches neither). Ends by returning from main, by exit() in a coroutine, by
-# _exit, by SIGKILL.
+# _exit, by SIGKILL. The time of its end, recorded by the process at exit or (killed) taken by the
+# collector, goes into the exit line.
 source "$CTP_SOURCE_DIR/test/transparency/harness.sh"
 compare sae_return --expect "exit 0" -- "$TP_BIN/suspended_at_exit" return
 compare sae_exit --expect "exit 7" -- "$TP_BIN/suspended_at_exit" exit
@@ -32,6 +33,15 @@ for name in sae_return sae_exit sae__exit sae_kill; do
 			"$(tq "$name" "$mode" "$stacks | (.[] | select(.type == \"coro\" and .pid == ${pid:-0}
 				and .kind == \"fcontext\") | .coro) as \$c | .[] | select(.type == \"state\"
 				and .coro == \$c) | \$s[.stack | tostring][0]")"
+		# The exit line says when the process ended: after its last switch (the killed one
+		# slept 3 s after it; nothing of its own recorded that end, the collector saw it).
+		gap=$(tq "$name" "$mode" "([.[] | select(.type == \"exit\" and .pid == ${pid:-0})
+			| .ts][0] // 0) - ([.[] | select(.type == \"switch\" and .pid == ${pid:-0}) | .ts]
+			| max) | . / 1e9")
+		least=0
+		[ "$name" = sae_kill ] && least=3
+		check "$name $mode (tracer correctness): the exit line's ts is ${least} s or more after the last switch ($gap s)" \
+			awk -v g="$gap" -v l="$least" 'BEGIN {exit !(g != "" && g + 0 >= l)}'
 	done
 done
 finish
