@@ -1,7 +1,9 @@
 #include "collector/harvest.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "collector/reorder.h"
 #include "collector/segmap.h"
@@ -9,6 +11,7 @@
 #include "ctp/atomics.h"
 #include "ctp/clock.h"
 #include "ctp/ring.h"
+#include "ctp/wire.h"
 
 bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp_spool_budget *b,
 		      char *why, size_t why_len)
@@ -233,4 +236,35 @@ void ctp_harvest_set_sleep(struct ctp_harvest *h, uint32_t v)
 		return;
 	struct ctp_header *hd = (struct ctp_header *)h->view.base;
 	__atomic_store_n(&hd->sleep_flag, v, __ATOMIC_SEQ_CST);
+}
+
+void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len)
+{
+	struct ctp_msg_spawned m; /* the largest notice */
+	if (len < sizeof(m.h) || len > sizeof(m))
+		return; /* a wakeup byte, or no notice */
+	memcpy(&m, packet, len);
+	if (m.h.magic != CTP_WIRE_MAGIC)
+		return;
+	if (m.h.type == CTP_MSG_EXEC) {
+		n->exec = 1;
+	} else if (m.h.type == CTP_MSG_FORKED) {
+		n->forks++;
+	} else if (m.h.type == CTP_MSG_SPAWNED && len == sizeof(m)) {
+		n->spawned[n->nspawned % CTP_NOTICES_SPAWNED] = m.pid;
+		n->nspawned++;
+	}
+}
+
+void ctp_harvest_read_notices(struct ctp_harvest *h)
+{
+	for (;;) {
+		struct ctp_msg_spawned m;
+		ssize_t n = recv(h->sock, &m, sizeof(m), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		ctp_notices_take(&h->notices, &m, (size_t)n);
+	}
 }

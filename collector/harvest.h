@@ -51,6 +51,22 @@ struct ctp_harvest_ring {
 	bool live;	       /* found in the last block walk */
 };
 
+#define CTP_NOTICES_SPAWNED 64
+
+/* What a traced process announced on its connection after its hello (ctp/wire.h): its exec,
+ * how many times it forked, and the pids of the latest CTP_NOTICES_SPAWNED processes it
+ * started (the i-th at spawned[i % CTP_NOTICES_SPAWNED]). Both the harvester and the main
+ * thread read the connection, each into notices of its own. */
+struct ctp_notices {
+	uint32_t exec; /* EXEC seen */
+	uint32_t forks;
+	uint32_t spawned[CTP_NOTICES_SPAWNED];
+	uint32_t nspawned;
+};
+
+/* Notes `packet` (len bytes) in n when it is a notice. */
+void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len);
+
 struct ctp_harvest {
 	int memfd; /* not owned */
 	uint32_t pid;
@@ -59,12 +75,17 @@ struct ctp_harvest {
 	struct ctp_harvest_ring *rings;
 	size_t nrings, rings_cap;
 	struct ctp_spool spool;
-	int sock;	    /* the process's connection, read by the harvester while it has it */
-	uint32_t exec_seen; /* an EXEC message was read from sock (atomic) */
+	int sock; /* the process's connection, read by the harvester while it has it */
+	/* What the harvester read on sock; the main thread reads it once it took h back. */
+	struct ctp_notices notices;
 	/* The last pass left records in a ring, cut short by its budget (atomic): the rings are
 	 * behind, and time alone says nothing of what they still hold (proc.c). */
 	uint32_t cut_short;
 };
+
+/* Reads what the process sent on sock after its hello: wakeup bytes (their arrival was the
+ * point) and notices, into h->notices. The harvester's, while it has the process. */
+void ctp_harvest_read_notices(struct ctp_harvest *h);
 
 /* Maps the segment for harvesting. False, with a reason, when it cannot be mapped. */
 bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp_spool_budget *b,

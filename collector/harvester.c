@@ -103,22 +103,6 @@ static void set_sleep_all(struct ctp_harvester *H, uint32_t v)
 	pthread_mutex_unlock(&H->lock);
 }
 
-/* Reads what a traced process sent after its hello: wakeup bytes (their arrival was the
- * point) and EXEC, noted for the main thread. Its end is the main thread's business. */
-static void read_packets(struct ctp_harvest *h)
-{
-	for (;;) {
-		struct ctp_msg_header m;
-		ssize_t n = recv(h->sock, &m, sizeof(m), MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		if ((size_t)n == sizeof(m) && m.magic == CTP_WIRE_MAGIC && m.type == CTP_MSG_EXEC)
-			__atomic_store_n(&h->exec_seen, 1, __ATOMIC_RELAXED);
-	}
-}
-
 static bool registered(struct ctp_harvester *H, struct ctp_harvest *h)
 {
 	for (size_t i = 0; i < H->nprocs; i++)
@@ -153,7 +137,7 @@ static void wait_events(struct ctp_harvester *H, int timeout_ms)
 		if (!h)
 			drain_eventfd(H->ctl_fd);
 		else if (registered(H, h))
-			read_packets(h);
+			ctp_harvest_read_notices(h);
 	}
 	pthread_mutex_unlock(&H->lock);
 }

@@ -47,7 +47,7 @@ void ctp_harvester_stop(struct ctp_harvester *H);
 /* Hands a process's rings to the harvester; `sock` is its connection, whose packets (wakeup
  * bytes, EXEC) the harvester reads from now on. */
 void ctp_harvester_add(struct ctp_harvester *H, struct ctp_harvest *h, int sock);
-/* Takes them back: when this returns the harvester no longer touches `h` (h->exec_seen is
+/* Takes them back: when this returns the harvester no longer touches `h` (h->notices are
  * final), and the caller may harvest it and read its socket itself (the final drain). */
 void ctp_harvester_remove(struct ctp_harvester *H, struct ctp_harvest *h, int sock);
 

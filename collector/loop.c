@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collector/awaited.h"
 #include "collector/collector.h"
 #include "collector/convert_pacing.h"
 #include "collector/harvester.h"
@@ -80,7 +81,8 @@ struct loop {
 	size_t napp_exits, app_exits_cap;
 	struct held_exit *held;
 	size_t nheld, held_cap;
-	uint8_t *msg; /* receive buffer, CTP_WIRE_MAX bytes */
+	struct ctp_awaited awaited; /* processes that may yet say hello (awaited.h) */
+	uint8_t *msg;		    /* receive buffer, CTP_WIRE_MAX bytes */
 	struct ctp_convert_pacing pacing;
 	int cpu_time_fd; /* this thread's scheduler totals (convert_pacing.h), -1: none */
 	int runnable_fd; /* the system's runnable threads (convert_pacing.h), -1: none */
@@ -216,13 +218,48 @@ static void drop_conn(struct loop *L, struct conn *cn)
 /* A process's connection closed: it is gone (or exec'd). Its mapping still holds everything
  * it wrote: take the rings back from the harvester and drain them here, after whatever the
  * spool still holds. */
+/* The process with this pid among the connected ones, other than `except`; NULL if none. */
+static struct ctp_proc *connected_proc(struct loop *L, uint32_t pid, const struct ctp_proc *except)
+{
+	for (struct conn *cn = L->conns; cn; cn = cn->next)
+		if (cn->kind == CONN_PROC && cn->proc && cn->proc != except && cn->proc->pid == pid)
+			return cn->proc;
+	return NULL;
+}
+
+/* The processes started that notices n name, unless connected now. */
+static void await_spawned(struct loop *L, const struct ctp_notices *n, const struct ctp_proc *p)
+{
+	uint32_t first = n->nspawned > CTP_NOTICES_SPAWNED ? n->nspawned - CTP_NOTICES_SPAWNED : 0;
+	for (uint32_t i = first; i < n->nspawned; i++) {
+		uint32_t pid = n->spawned[i % CTP_NOTICES_SPAWNED];
+		if (!connected_proc(L, pid, p))
+			ctp_awaited_add_pid(&L->awaited, pid);
+	}
+}
+
+/* What process p announced and has not come yet: its exec'd image, the children it started
+ * (told to the harvester or to this thread, whichever read the connection). */
+static void await_announced(struct loop *L, struct ctp_proc *p)
+{
+	if (p->exec_sent && !connected_proc(L, p->pid, p))
+		ctp_awaited_add_pid(&L->awaited, p->pid);
+	uint32_t forks = p->hv.notices.forks + p->notices.forks;
+	if (forks > p->fork_children)
+		ctp_awaited_add_forks(&L->awaited, p->pid, forks - p->fork_children);
+	await_spawned(L, &p->hv.notices, p);
+	await_spawned(L, &p->notices, p);
+}
+
 static void end_process(struct loop *L, struct conn *cn, bool write_exit)
 {
 	uint64_t gone_ns = ctp_monotonic_ns(); /* before the drain, which takes a while */
 	struct ctp_proc *p = cn->proc;
 	ctp_harvester_remove(&L->H, &p->hv, cn->fd);
-	if (__atomic_load_n(&p->hv.exec_seen, __ATOMIC_RELAXED))
+	ctp_harvest_read_notices(&p->hv); /* what the harvester had not read yet */
+	if (p->hv.notices.exec)
 		p->exec_sent = true;
+	await_announced(L, p);
 	/* Its memory is gone: the stacks of coroutines suspended at its end are those it
 	 * unwound itself in its stations (preload/unwind_saved.c). */
 	ctp_deferred_memory_gone(p);
@@ -278,6 +315,13 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 		conn_closed(L, cn);
 		return false;
 	}
+	/* Awaited no longer; a fork child no parent's gone notice covers counts for its parent. */
+	bool forked = m->flags & CTP_HELLO_FORKED;
+	if (!ctp_awaited_hello(&L->awaited, m->pid, m->ppid, forked) && forked) {
+		struct ctp_proc *parent = connected_proc(L, m->ppid, p);
+		if (parent)
+			parent->fork_children++;
+	}
 	/* The same pid again: an earlier instance exec'd, whether or not its EXEC arrived. */
 	for (struct conn *o = L->conns; o; o = o->next)
 		if (o->kind == CONN_PROC && o->proc && o->proc->pid == m->pid) {
@@ -332,6 +376,8 @@ static bool on_packet(struct loop *L, struct conn *cn, size_t n, int memfd)
 	}
 	if (memfd >= 0)
 		close(memfd);
+	if (cn->kind == CONN_PROC)
+		ctp_notices_take(&cn->proc->notices, L->msg, n);
 	if (cn->kind == CONN_PROC && type == CTP_MSG_EXEC) {
 		cn->proc->exec_sent = true;
 		ctp_deferred_memory_gone(cn->proc);
@@ -479,25 +525,34 @@ static void tick(struct loop *L, uint64_t now)
 	}
 }
 
+/* How often, while every traced process has gone, whether an awaited one may still come is
+ * looked at again. */
+#define AWAIT_POLL_MS 10
+
 /* Milliseconds until the run must end (-1: no deadline), 0 when it is over. */
-static int64_t ms_to_finish(const struct loop *L, uint64_t now)
+static int64_t ms_to_finish(struct loop *L, uint64_t now)
 {
 	uint64_t grace = (uint64_t)L->o->grace_ms * 1000000u;
 	uint64_t since;
 	if (L->stop)
 		return 0;
 	if (L->launcher_seen) {
+		/* The program ctp-run started has ended: processes still connected (a daemon)
+		 * may run on for the grace period; with none, the run ends at once unless one
+		 * that was announced (an exec'd image, a child) may still come. */
 		if (L->launcher_open)
 			return -1;
-		if (L->nprocs == 0)
+		if (L->nprocs == 0 && !ctp_awaited_any(&L->awaited))
 			return 0;
 		since = L->launcher_closed_at;
 	} else if (L->procs_seen) {
 		/* Without a launcher (the preload started us itself), end once every traced
-		 * process has gone and none has come back within the grace period (an exec
-		 * says hello again). */
+		 * process has gone: at once unless one that was announced may still come, and at
+		 * the latest when none has come within the grace period. */
 		if (L->nprocs > 0)
 			return -1;
+		if (!ctp_awaited_any(&L->awaited))
+			return 0;
 		since = L->all_gone_at;
 	} else {
 		/* Nobody came yet. Whoever started us connects right after "ready": when none did
@@ -509,7 +564,11 @@ static int64_t ms_to_finish(const struct loop *L, uint64_t now)
 	}
 	if (now - since >= grace)
 		return 0;
-	return (int64_t)((grace - (now - since) + 999999) / 1000000);
+	int64_t left = (int64_t)((grace - (now - since) + 999999) / 1000000);
+	/* Awaiting announced processes: whether they are still alive is looked at again soon. */
+	if (L->procs_seen && L->nprocs == 0 && left > AWAIT_POLL_MS)
+		return AWAIT_POLL_MS;
+	return left;
 }
 
 /* SIGUSR1: a snapshot of every traced process into the trace now, in a frame of its own so that
@@ -822,5 +881,6 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	free(L.msg);
 	free(L.app_exits);
 	free(L.held);
+	ctp_awaited_free(&L.awaited);
 	return ok ? 0 : 1;
 }

@@ -15,6 +15,7 @@
  * switches a second on one core. */
 #define DEFAULT_LEVEL CTP_ZWRITER_LEVEL_AUTO
 #define DEFAULT_GRACE_MS 2000
+#define MAX_GRACE_MS (24 * 3600 * 1000)
 #define DEFAULT_HOLD_MS 2000
 #define MAX_HOLD_MS 60000
 /* Records harvested and not yet written are held in memory up to this bound; beyond it the
@@ -42,8 +43,9 @@ static void usage(FILE *f)
 	      "  --level N|auto  zstd level, -7 to 22; auto (default): 1, or -3 for the\n"
 	      "                  frames of a busy trace (over 4 MiB of text a second)\n"
 	      "  --grace-ms N    how long to wait for processes after the launcher has gone,\n"
-	      "                  or after the last one, or after \"ready\" for the first\n"
-	      "                  (default 2000)\n"
+	      "                  or after the last one when one it announced may still\n"
+	      "                  come, or after \"ready\" for the first (default\n"
+	      "                  CTP_GRACE_MS, else 2000)\n"
 	      "  --hold-ms N     while the CPUs are busy, hold records unconverted for up to N\n"
 	      "                  ms, so that the traced program has the CPUs (0: never; default\n"
 	      "                  CTP_HOLD_MS, else 2000)\n"
@@ -114,7 +116,7 @@ int main(int argc, char **argv)
 	struct ctp_collector_options o = {
 		.ready_fd = -1,
 		.level = DEFAULT_LEVEL,
-		.grace_ms = DEFAULT_GRACE_MS,
+		.grace_ms = int_from_env("CTP_GRACE_MS", 0, MAX_GRACE_MS, DEFAULT_GRACE_MS),
 		.hold_ms = int_from_env("CTP_HOLD_MS", 0, MAX_HOLD_MS, DEFAULT_HOLD_MS),
 	};
 	int spool_mb = int_from_env("CTP_SPOOL_MB", MIN_SPOOL_MB, MAX_SPOOL_MB, DEFAULT_SPOOL_MB);
@@ -145,7 +147,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_GRACE:
-			if (!parse_int(optarg, 0, 24 * 3600 * 1000, &o.grace_ms)) {
+			if (!parse_int(optarg, 0, MAX_GRACE_MS, &o.grace_ms)) {
 				fprintf(stderr, "ctp-collector: bad --grace-ms: %s\n", optarg);
 				return 1;
 			}

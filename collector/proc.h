@@ -39,7 +39,9 @@ struct ctp_proc {
 	struct ctp_segmap_growth growth;
 	struct ctp_harvest hv; /* the rings, the harvester's mapping and the spool */
 	uint32_t clock_kind;
-	bool exec_sent; /* sent EXEC: its end is an exec, not an exit */
+	bool exec_sent;		    /* sent EXEC: its end is an exec, not an exit */
+	uint32_t fork_children;	    /* its fork children that said hello while it was connected */
+	struct ctp_notices notices; /* what the main thread read on its connection (loop.c) */
 	bool corrupt_warned;
 
 	struct ctp_reorder order;	 /* records waiting to be let out in time order */

@@ -18,6 +18,11 @@ enum ctp_msg_type {
 	CTP_MSG_LAUNCHER = 3,
 	/* launcher -> collector: the app it started ended with this wait status */
 	CTP_MSG_APP_EXIT = 4,
+	/* traced process -> collector: it forked; the child says hello with it as ppid */
+	CTP_MSG_FORKED = 5,
+	/* traced process -> collector: it started process `pid` (ctp_msg_spawned) by posix_spawn
+	 * or vfork, whose new image may say hello */
+	CTP_MSG_SPAWNED = 6,
 };
 
 struct ctp_msg_header {
@@ -28,13 +33,22 @@ struct ctp_msg_header {
 /* A lone byte (no header) from a traced process means "wake up": see CTP.md "Wakeup". */
 #define CTP_WAKE_BYTE 'w'
 
+/* ctp_msg_hello.flags */
+#define CTP_HELLO_FORKED 1u /* a fork child: ppid is the process that forked it */
+
 struct ctp_msg_hello {
 	struct ctp_msg_header h;
 	uint32_t pid;
 	uint32_t ppid;
-	uint32_t argc; /* strings that follow: exe, then argc argv entries, each NUL-terminated */
+	uint32_t flags; /* CTP_HELLO_* */
+	uint32_t argc;	/* strings that follow: exe, then argc argv entries, each NUL-terminated */
 	uint32_t strings_len;
 	char strings[];
+};
+
+struct ctp_msg_spawned {
+	struct ctp_msg_header h;
+	uint32_t pid;
 };
 
 struct ctp_msg_app_exit {

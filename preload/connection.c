@@ -19,6 +19,7 @@
 #include "preload/own_fds.h"
 #include "preload/process.h"
 #include "preload/segment.h"
+#include "preload/threads.h"
 
 static int sock = -1;
 
@@ -56,7 +57,8 @@ static bool send_hello(long *budget_ms)
 	h->h.magic = CTP_WIRE_MAGIC;
 	h->h.type = CTP_MSG_HELLO;
 	h->pid = (uint32_t)getpid();
-	h->ppid = (uint32_t)getppid();
+	h->ppid = ctp_proc.forked_from ? ctp_proc.forked_from : (uint32_t)getppid();
+	h->flags = ctp_proc.forked_from ? CTP_HELLO_FORKED : 0;
 	h->argc = append_proc_strings("/proc/self/cmdline", h->strings, &len, cap);
 	h->strings_len = len;
 
@@ -209,11 +211,35 @@ void ctp_connection_wake(void)
 	errno = saved;
 }
 
+/* A notice the collector may act on but never answers: sent without waiting (a full socket
+ * loses it; the collector then waits its grace period for processes that may come). */
+static void send_notice(const void *msg, size_t len)
+{
+	int saved = errno;
+	/* Not from a vfork child: it shares our memory and our connection, and what it does is not
+	 * ours. */
+	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING &&
+	    !ctp_in_vfork_child() && (uint32_t)syscall(SYS_getpid) == ctp_proc.pid &&
+	    ctp_own_fd_valid(&sock))
+		syscall(SYS_sendto, sock, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+	errno = saved;
+}
+
 void ctp_connection_send_exec(void)
 {
 	struct ctp_msg_header h = {.magic = CTP_WIRE_MAGIC, .type = CTP_MSG_EXEC};
-	int saved = errno;
-	if (ctp_own_fd_valid(&sock))
-		syscall(SYS_sendto, sock, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
-	errno = saved;
+	send_notice(&h, sizeof(h));
+}
+
+void ctp_connection_send_forked(void)
+{
+	struct ctp_msg_header h = {.magic = CTP_WIRE_MAGIC, .type = CTP_MSG_FORKED};
+	send_notice(&h, sizeof(h));
+}
+
+void ctp_connection_send_spawned(int pid)
+{
+	struct ctp_msg_spawned m = {.h = {.magic = CTP_WIRE_MAGIC, .type = CTP_MSG_SPAWNED},
+				    .pid = (uint32_t)pid};
+	send_notice(&m, sizeof(m));
 }

@@ -169,19 +169,10 @@ enum { VFORK_ENV_MAX = 64 * 1024 };
 		 ? __builtin_alloca(child_environment_bytes(envp))                                 \
 		 : NULL)
 
-/* Called just before the image is replaced. Not in a vfork child: it shares our memory and our
- * connection, and its exec is not ours. */
-static void before_exec(void)
-{
-	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING &&
-	    !ctp_in_vfork_child() && (uint32_t)syscall(SYS_getpid) == ctp_proc.pid)
-		ctp_connection_send_exec();
-}
-
 CTP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execve);
-	before_exec();
+	ctp_connection_send_exec(); /* just before the image is replaced */
 	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
 	int rc = real_execve(path, argv, env);
 	release_environment(env, envp);
@@ -196,7 +187,7 @@ CTP_EXPORT int execv(const char *path, char *const argv[])
 CTP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execvpe);
-	before_exec();
+	ctp_connection_send_exec(); /* just before the image is replaced */
 	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
 	int rc = real_execvpe(file, argv, env);
 	release_environment(env, envp);
@@ -211,7 +202,7 @@ CTP_EXPORT int execvp(const char *file, char *const argv[])
 CTP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	CTP_REAL(fexecve);
-	before_exec();
+	ctp_connection_send_exec(); /* just before the image is replaced */
 	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
 	int rc = real_fexecve(fd, argv, env);
 	release_environment(env, envp);
@@ -222,7 +213,7 @@ CTP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 			int flags)
 {
 	CTP_REAL(execveat);
-	before_exec();
+	ctp_connection_send_exec(); /* just before the image is replaced */
 	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
 	int rc = real_execveat(dirfd, path, argv, env, flags);
 	release_environment(env, envp);
@@ -285,6 +276,20 @@ CTP_EXPORT int execle(const char *path, const char *arg, ...)
 	return execve(path, argv, envp);
 }
 
+/* After a posix_spawn: tells the collector of the child, whose new image may say hello after the
+ * program has gone. */
+static void announce_spawned(int rc, const pid_t *pid)
+{
+	if (rc != 0)
+		return;
+	/* A child nobody can name is announced as a fork that no hello will match: waited for
+	 * as long as the grace period allows. */
+	if (pid)
+		ctp_connection_send_spawned(*pid);
+	else
+		ctp_connection_send_forked();
+}
+
 CTP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
@@ -292,6 +297,7 @@ CTP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
 	int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
 	release_environment(env, envp);
+	announce_spawned(rc, pid);
 	return rc;
 }
 
@@ -302,5 +308,6 @@ CTP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
 	int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
 	release_environment(env, envp);
+	announce_spawned(rc, pid);
 	return rc;
 }

@@ -99,6 +99,7 @@ static void fork_prepare(void)
 static void fork_parent(void)
 {
 	ctp_fork_guard_parent();
+	ctp_connection_send_forked();
 }
 
 static void fork_child(void)
@@ -107,6 +108,7 @@ static void fork_child(void)
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
 		return;
 	int saved_errno = errno;
+	ctp_proc.forked_from = ctp_proc.pid;
 	ctp_proc.pid = (uint32_t)getpid();
 	if (!ctp_segment_fork_child()) {
 		stop_in_child();

@@ -28,6 +28,10 @@ enum ctp_process_state {
 struct ctp_process {
 	int state; /* enum ctp_process_state; atomic */
 	uint32_t pid;
+	/* A fork child's parent, for its hello: getppid() names init or a subreaper once the
+	 * parent has exited, and the collector matches the child to its parent's FORKED notice.
+	 * 0: not a fork child. */
+	uint32_t forked_from;
 	bool use_tsc;
 	struct ctp_config config;
 };

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "preload/compiler.h"
+#include "preload/connection.h"
 #include "preload/threads.h"
 
 #define STRINGIFY_VALUE(x) #x
@@ -42,6 +43,7 @@ long ctp_vfork_leave(long rc)
 		errno = (int)-rc;
 		return -1;
 	}
+	ctp_connection_send_spawned((int)rc);
 	return rc;
 }
 
