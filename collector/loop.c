@@ -52,6 +52,7 @@ struct conn {
 struct app_exit {
 	uint32_t pid;
 	int status;
+	uint64_t ts; /* when the launcher's word came */
 };
 
 /* A process that ended without saying how: waiting for the launcher's word. */
@@ -82,7 +83,11 @@ struct loop {
 	struct held_exit *held;
 	size_t nheld, held_cap;
 	struct ctp_awaited awaited; /* processes that may yet say hello (awaited.h) */
-	uint8_t *msg;		    /* receive buffer, CTP_WIRE_MAX bytes */
+	/* Pids whose last traced image exec'd and whose new image has not said hello (yet): a
+	 * static or set-ID program, say, which runs untraced. */
+	uint32_t *execd;
+	size_t nexecd, execd_cap;
+	uint8_t *msg; /* receive buffer, CTP_WIRE_MAX bytes */
 	struct ctp_convert_pacing pacing;
 	int cpu_time_fd; /* this thread's scheduler totals (convert_pacing.h), -1: none */
 	int runnable_fd; /* the system's runnable threads (convert_pacing.h), -1: none */
@@ -107,11 +112,11 @@ static void exit_from_wait_status(struct ctp_exit_line *l, int status)
 	}
 }
 
-static bool take_app_exit(struct loop *L, uint32_t pid, int *status)
+static bool take_app_exit(struct loop *L, uint32_t pid, struct app_exit *out)
 {
 	for (size_t i = 0; i < L->napp_exits; i++) {
 		if (L->app_exits[i].pid == pid) {
-			*status = L->app_exits[i].status;
+			*out = L->app_exits[i];
 			L->app_exits[i] = L->app_exits[--L->napp_exits];
 			return true;
 		}
@@ -131,6 +136,39 @@ static void write_held(struct loop *L, size_t i, bool have_status, int status)
 	}
 	ctp_emit_exit(&L->c.em, &l);
 	L->held[i] = L->held[--L->nheld];
+}
+
+static void note_execd(struct loop *L, uint32_t pid, bool execd)
+{
+	for (size_t i = 0; i < L->nexecd; i++)
+		if (L->execd[i] == pid) {
+			if (!execd)
+				L->execd[i] = L->execd[--L->nexecd];
+			return;
+		}
+	if (!execd)
+		return;
+	if (L->nexecd == L->execd_cap) {
+		L->execd_cap = L->execd_cap ? L->execd_cap * 2 : 8;
+		L->execd = ctp_xrealloc(L->execd, L->execd_cap * sizeof(*L->execd));
+	}
+	L->execd[L->nexecd++] = pid;
+}
+
+/* At the end: a process whose image exec'd a program that never said hello ended untraced; when
+ * the launcher said how (it was the program it started), the trace says so, instead of leaving
+ * the process without an end. */
+static void write_untraced_ends(struct loop *L)
+{
+	for (size_t i = 0; i < L->nexecd; i++) {
+		struct app_exit a;
+		if (!take_app_exit(L, L->execd[i], &a))
+			continue;
+		struct ctp_exit_line l = {.pid = a.pid, .ts = a.ts};
+		exit_from_wait_status(&l, a.status);
+		ctp_emit_exit(&L->c.em, &l);
+	}
+	L->nexecd = 0;
 }
 
 static void forget_held(struct loop *L, uint32_t pid)
@@ -153,7 +191,7 @@ static void on_app_exit(struct loop *L, uint32_t pid, int status)
 		L->app_exits_cap = L->app_exits_cap ? L->app_exits_cap * 2 : 8;
 		L->app_exits = ctp_xrealloc(L->app_exits, L->app_exits_cap * sizeof(*L->app_exits));
 	}
-	L->app_exits[L->napp_exits++] = (struct app_exit){pid, status};
+	L->app_exits[L->napp_exits++] = (struct app_exit){pid, status, ctp_monotonic_ns()};
 }
 
 /* Writes how process p ended, or holds it until the launcher has had its say. `gone_ns`: when
@@ -166,10 +204,10 @@ static void decide_exit(struct loop *L, struct ctp_proc *p, uint64_t gone_ns)
 	struct ctp_exit_line hdr, l;
 	bool have_hdr = ctp_proc_header_exit(p, &hdr);
 	uint64_t ts = hdr.ts ? hdr.ts : gone_ns;
-	int status;
-	if (take_app_exit(L, p->pid, &status)) {
+	struct app_exit a;
+	if (take_app_exit(L, p->pid, &a)) {
 		l = (struct ctp_exit_line){.pid = p->pid};
-		exit_from_wait_status(&l, status);
+		exit_from_wait_status(&l, a.status);
 		if (l.how == CTP_EXITED_SIGNAL && have_hdr && hdr.how == CTP_EXITED_SIGNAL) {
 			l.tid = hdr.tid;
 			l.coro = hdr.coro;
@@ -242,8 +280,10 @@ static void await_spawned(struct loop *L, const struct ctp_notices *n, const str
  * (told to the harvester or to this thread, whichever read the connection). */
 static void await_announced(struct loop *L, struct ctp_proc *p)
 {
-	if (p->exec_sent && !connected_proc(L, p->pid, p))
+	if (p->exec_sent && !connected_proc(L, p->pid, p)) {
 		ctp_awaited_add_pid(&L->awaited, p->pid);
+		note_execd(L, p->pid, true);
+	}
 	uint32_t forks = p->hv.notices.forks + p->notices.forks;
 	if (forks > p->fork_children)
 		ctp_awaited_add_forks(&L->awaited, p->pid, forks - p->fork_children);
@@ -329,6 +369,7 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 			ctp_deferred_memory_gone(o->proc);
 		}
 	forget_held(L, m->pid);
+	note_execd(L, m->pid, false);
 
 	size_t len = n - sizeof(*m);
 	if (m->strings_len < len)
@@ -697,6 +738,7 @@ static void finish(struct loop *L)
 	}
 	while (L->nheld)
 		write_held(L, L->nheld - 1, false, 0);
+	write_untraced_ends(L);
 }
 
 /* ---- setup ---------------------------------------------------------------------------- */
@@ -882,5 +924,6 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	free(L.app_exits);
 	free(L.held);
 	ctp_awaited_free(&L.awaited);
+	free(L.execd);
 	return ok ? 0 : 1;
 }

@@ -1,7 +1,8 @@
 # Programs the dynamic loader keeps the preload out of: statically linked ones (also as a
 # script's interpreter), set-user-ID and set-group-ID ones, and ones with file capabilities run
 # by a user other than root. ctp-run warns before it starts them; they run as they do untraced
-# (same output, same exit status); what they start is traced. Programs that only look alike
+# (same output, same exit status); what they start is traced, and a traced program that execs
+# one ends in the trace with the status ctp-run saw. Programs that only look alike
 # (set-user-ID of the user who runs them, capabilities run by root, a dynamic program) are
 # traced without a warning.
 source "$(dirname "$0")/lib.sh"
@@ -44,6 +45,17 @@ expect_eq "(static_child) the exec'd dynamic program is traced, 8 switches" \
 	"$PROGRAMS/tree_child 8" \
 	"$(q static_child '(.[] | select(.type == "process") | .exe) + " " +
 		([.[] | select(.type == "switch")] | length | tostring)')"
+
+# A traced program that execs a static one: the trace ends the traced image's pid with the
+# status ctp-run saw, rather than leaving it without an end.
+untraced_vs exec_static env "$PROGRAMS/static_exec"
+expect_eq "(exec_static) no warning: env itself is traced" 0 "$(warned exec_static)"
+expect_eq "(exec_static) env's pid ends with the static program's status" "1 3" \
+	"$(q exec_static '[.[] | select(.type == "process")] as $p | ($p | length | tostring)
+		+ " " + ([.[] | select(.type == "exit" and .pid == $p[0].pid) | .status | tostring]
+		| join(","))')"
+check "(exec_static) the report does not take it for a process still running" \
+	bash -c "! '$CTP_CAT' --report '$WORK/exec_static.jsonl.zst' | grep -q 'has no exit'"
 
 # A script whose interpreter is static: the interpreter is named.
 printf '#!%s\n' "$PROGRAMS/static_exec" >static_script
