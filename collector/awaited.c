@@ -56,8 +56,7 @@ bool ctp_awaited_hello(struct ctp_awaited *a, uint32_t pid, uint32_t ppid, bool 
 	return false;
 }
 
-/* Whether pid is a process that can still run: not gone, and no zombie. */
-static bool alive(uint32_t pid)
+bool ctp_pid_alive(uint32_t pid)
 {
 	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
 		return false;
@@ -82,7 +81,7 @@ static bool alive(uint32_t pid)
 bool ctp_awaited_any(struct ctp_awaited *a)
 {
 	for (size_t i = 0; i < a->npids;) {
-		if (alive(a->pids[i]))
+		if (ctp_pid_alive(a->pids[i]))
 			return true;
 		a->pids[i] = a->pids[--a->npids];
 	}

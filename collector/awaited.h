@@ -23,6 +23,8 @@ struct ctp_awaited {
 };
 
 void ctp_awaited_free(struct ctp_awaited *a);
+/* Whether process pid can still run: it exists and is no zombie. */
+bool ctp_pid_alive(uint32_t pid);
 void ctp_awaited_add_pid(struct ctp_awaited *a, uint32_t pid);
 void ctp_awaited_add_forks(struct ctp_awaited *a, uint32_t parent, uint32_t count);
 /* A process said hello: it is no longer awaited. A fork child (`forked`) counts against the

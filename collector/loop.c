@@ -155,17 +155,21 @@ static void note_execd(struct loop *L, uint32_t pid, bool execd)
 	L->execd[L->nexecd++] = pid;
 }
 
-/* At the end: a process whose image exec'd a program that never said hello ended untraced; when
- * the launcher said how (it was the program it started), the trace says so, instead of leaving
- * the process without an end. */
+/* At the end: a process whose image exec'd a program that never said hello ran on untraced.
+ * When it has ended, the trace says so instead of leaving the process without an end: with the
+ * status the launcher saw when it was the program it started, else with an unknown status. One
+ * still running (a daemon) has no end yet. */
 static void write_untraced_ends(struct loop *L)
 {
 	for (size_t i = 0; i < L->nexecd; i++) {
 		struct app_exit a;
-		if (!take_app_exit(L, L->execd[i], &a))
+		struct ctp_exit_line l = {.pid = L->execd[i], .how = CTP_EXITED_UNKNOWN};
+		if (take_app_exit(L, l.pid, &a)) {
+			l.ts = a.ts;
+			exit_from_wait_status(&l, a.status);
+		} else if (ctp_pid_alive(l.pid)) {
 			continue;
-		struct ctp_exit_line l = {.pid = a.pid, .ts = a.ts};
-		exit_from_wait_status(&l, a.status);
+		}
 		ctp_emit_exit(&L->c.em, &l);
 	}
 	L->nexecd = 0;

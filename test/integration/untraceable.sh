@@ -56,6 +56,14 @@ expect_eq "(exec_static) env's pid ends with the static program's status" "1 3" 
 		| join(","))')"
 check "(exec_static) the report does not take it for a process still running" \
 	bash -c "! '$CTP_CAT' --report '$WORK/exec_static.jsonl.zst' | grep -q 'has no exit'"
+# The same below the program ctp-run started: that process's status is nobody's to tell, but
+# it has ended.
+untraced_vs exec_static_child sh -c "env '$PROGRAMS/static_exec'; exit 5"
+expect_eq "(exec_static_child) each pid, one exit: sh's 5, its fork child's (env) unknown" \
+	"5 null" \
+	"$(q exec_static_child '. as $all | [.[] | select(.type == "process") | .pid] | unique
+		| map(. as $pid | [$all[] | select(.type == "exit" and .pid == $pid) | .status
+		| tostring] | join(",")) | sort | join(" ")')"
 
 # A script whose interpreter is static: the interpreter is named.
 printf '#!%s\n' "$PROGRAMS/static_exec" >static_script
