@@ -138,16 +138,19 @@ static void write_held(struct loop *L, size_t i, bool have_status, int status)
 	L->held[i] = L->held[--L->nheld];
 }
 
-static void note_execd(struct loop *L, uint32_t pid, bool execd)
+/* Pid's new image said hello: it is traced again. */
+static void execd_forget(struct loop *L, uint32_t pid)
 {
 	for (size_t i = 0; i < L->nexecd; i++)
 		if (L->execd[i] == pid) {
-			if (!execd)
-				L->execd[i] = L->execd[--L->nexecd];
+			L->execd[i] = L->execd[--L->nexecd];
 			return;
 		}
-	if (!execd)
-		return;
+}
+
+static void execd_add(struct loop *L, uint32_t pid)
+{
+	execd_forget(L, pid); /* once */
 	if (L->nexecd == L->execd_cap) {
 		L->execd_cap = L->execd_cap ? L->execd_cap * 2 : 8;
 		L->execd = ctp_xrealloc(L->execd, L->execd_cap * sizeof(*L->execd));
@@ -257,9 +260,6 @@ static void drop_conn(struct loop *L, struct conn *cn)
 	free(cn);
 }
 
-/* A process's connection closed: it is gone (or exec'd). Its mapping still holds everything
- * it wrote: take the rings back from the harvester and drain them here, after whatever the
- * spool still holds. */
 /* The process with this pid among the connected ones, other than `except`; NULL if none. */
 static struct ctp_proc *connected_proc(struct loop *L, uint32_t pid, const struct ctp_proc *except)
 {
@@ -286,7 +286,7 @@ static void await_announced(struct loop *L, struct ctp_proc *p)
 {
 	if (p->exec_sent && !connected_proc(L, p->pid, p)) {
 		ctp_awaited_add_pid(&L->awaited, p->pid);
-		note_execd(L, p->pid, true);
+		execd_add(L, p->pid);
 	}
 	uint32_t forks = p->hv.notices.forks + p->notices.forks;
 	if (forks > p->fork_children)
@@ -295,6 +295,9 @@ static void await_announced(struct loop *L, struct ctp_proc *p)
 	await_spawned(L, &p->notices, p);
 }
 
+/* A process's connection closed: it is gone (or exec'd). Its mapping still holds everything
+ * it wrote: take the rings back from the harvester and drain them here, after whatever the
+ * spool still holds. */
 static void end_process(struct loop *L, struct conn *cn, bool write_exit)
 {
 	uint64_t gone_ns = ctp_monotonic_ns(); /* before the drain, which takes a while */
@@ -359,7 +362,8 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 		conn_closed(L, cn);
 		return false;
 	}
-	/* Awaited no longer; a fork child no parent's gone notice covers counts for its parent. */
+	/* No longer awaited. A fork child whose parent is still connected counts for the parent,
+	 * whose FORKED notices are weighed against such children when it goes. */
 	bool forked = m->flags & CTP_HELLO_FORKED;
 	if (!ctp_awaited_hello(&L->awaited, m->pid, m->ppid, forked) && forked) {
 		struct ctp_proc *parent = connected_proc(L, m->ppid, p);
@@ -373,7 +377,7 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 			ctp_deferred_memory_gone(o->proc);
 		}
 	forget_held(L, m->pid);
-	note_execd(L, m->pid, false);
+	execd_forget(L, m->pid);
 
 	size_t len = n - sizeof(*m);
 	if (m->strings_len < len)
