@@ -65,8 +65,7 @@ bool ctp_pid_alive(uint32_t pid)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return false; /* gone between the two looks */
-	/* "pid (comm) S ...": comm may hold spaces and parentheses, the state follows the last ')'.
-	 */
+	/* "pid (comm) S ...": comm may hold ')', the state follows the last one. */
 	char buf[512];
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
