@@ -7,12 +7,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ctp/clock.h"
 #include "ctp/xalloc.h"
-#include "ctp/wire.h"
 
 #define RING_BUDGET (256u << 10) /* bytes per ring per pass, so that no ring starves others */
 /* Pacing. A pass that found records is followed by another at once only when a ring was

@@ -99,6 +99,8 @@ static void fork_prepare(void)
 static void fork_parent(void)
 {
 	ctp_fork_guard_parent();
+	/* glibc runs this after a failed fork too: the collector then waits its grace period for
+	 * a child that never comes, and loses nothing. */
 	ctp_connection_send_forked();
 }
 
