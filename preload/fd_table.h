@@ -11,7 +11,9 @@
 /* What the preload knows of one fd number: the coroutine that last got EAGAIN on it (a hint;
  * its station says whether it still waits) and which readiness APIs name it. */
 enum {
-	CTP_FD_WATCH_EPOLL = 1,	 /* registered with epoll_ctl ADD/MOD */
+	/* registered with epoll_ctl ADD/MOD since it was opened; kept after DEL, since Asio
+	 * takes a socket out of its set just before it closes it */
+	CTP_FD_WATCH_EPOLL = 1,
 	CTP_FD_WATCH_POLL = 2,	 /* named in a poll or select call */
 	CTP_FD_WATCH_SEEN = 4,	 /* some coroutine waited on it */
 	CTP_FD_WATCH_POLLER = 8, /* coroutine `probe` polls it each time it runs: no waiter */

@@ -317,7 +317,6 @@ void ctp_io_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data)
 		goto out;
 	busy(t);
 	if (op == EPOLL_CTL_DEL) {
-		__atomic_fetch_and(&slot->watch, (uint8_t)~CTP_FD_WATCH_EPOLL, __ATOMIC_RELAXED);
 		emit_fd(t, CTP_FD_UNREGISTER, fd, CTP_OP_NONE, (uint64_t)epfd, NULL, 0);
 	} else {
 		ctp_epoll_key_set(data, fd);
