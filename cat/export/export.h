@@ -67,6 +67,14 @@ extern const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES];
  * empty one; free() the result. NULL when out of memory. */
 char *ctp_export_ddl_tables(enum ctp_export_dialect d);
 char *ctp_export_ddl_indexes(enum ctp_export_dialect d);
+/* For a database made by an earlier version, whose tables lack the columns added since: the
+ * query that counts how many of table t's columns it has, or, with column c (else -1), whether
+ * it has that one; and the statement that adds column c. Each into buf; false if it is too
+ * small. */
+bool ctp_export_sql_has_columns(enum ctp_export_dialect d, enum ctp_export_table t, int c,
+				char *buf, size_t size);
+bool ctp_export_sql_add_column(enum ctp_export_dialect d, enum ctp_export_table t, unsigned c,
+			       char *buf, size_t size);
 
 /* One value of a row. Text points into the event (valid until the row has been sent), is valid
  * UTF-8 (the reader checks), and holds no NUL byte. */

@@ -183,6 +183,7 @@ int ctp_export_event_rows(const struct ctp_event *ev, int64_t trace_id, int64_t 
 		row[n++] = ctp_export_id(ev->tid);
 		row[n++] = ctp_export_id(ev->coro);
 		row[n++] = address(addr, sizeof(addr), ev->exit.addr);
+		row[n++] = ctp_export_id(ev->ts); /* traces before exit times have none */
 		break;
 	case CTP_EV_MODULE: {
 		table = CTP_EXPORT_MODULES;

@@ -1,6 +1,7 @@
 /* The export schema, defined once: tables, columns (export_rows.c fills them, in this order, from
  * the decoded events), and the indexes. The DDL of each database is generated from it, so the three
  * can never disagree on a name or an order. docs/schema.md explains every column. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,7 +26,9 @@
 	}
 
 /* Column names avoid every word one of the three databases reserves (from, to, signal, lines,
- * offset), so that no statement needs quoted identifiers. */
+ * offset), so that no statement needs quoted identifiers. A column added to a table goes at its
+ * end: a database made by an earlier version gets it by ALTER TABLE ... ADD COLUMN, which
+ * appends (ctp_export_sql_add_column). */
 const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES] = {
 	[CTP_EXPORT_TRACES] = TABLE("traces", TRACE_ID, {"identity", KEY}, {"file", TEXT},
 				    {"tool", TEXT}, {"format_version", INT}, {"start_ns", INT},
@@ -36,7 +39,7 @@ const struct ctp_export_table_def ctp_export_tables[CTP_EXPORT_NTABLES] = {
 		TABLE("process_args", TRACE_ID, {"pid", INT}, {"idx", INT}, {"arg", TEXT}),
 	[CTP_EXPORT_PROCESS_EXITS] =
 		TABLE("process_exits", TRACE_ID, {"pid", INT}, {"status", INT}, {"signo", INT},
-		      {"tid", INT}, {"coro", INT}, {"addr", TEXT}),
+		      {"tid", INT}, {"coro", INT}, {"addr", TEXT}, {"ts", INT}),
 	[CTP_EXPORT_COROUTINES] = TABLE("coroutines", TRACE_ID, {"pid", INT}, {"coro", INT},
 					{"kind", TEXT}, {"entry", TEXT}, {"entry_addr", TEXT},
 					{"parent", INT}, {"tid", INT}, {"ts", INT}, {"stack", INT}),
@@ -184,4 +187,57 @@ char *ctp_export_ddl_indexes(enum ctp_export_dialect d)
 		fputc('\0', f);
 	}
 	return finish_list(f, &buf);
+}
+
+/* Where each database lists a table's columns: the names here are the schema's own, safe in a
+ * literal. */
+static const char *columns_of_table(enum ctp_export_dialect d)
+{
+	switch (d) {
+	case CTP_EXPORT_SQLITE:
+		return "SELECT COUNT(*) FROM pragma_table_info('%s') WHERE name IN (";
+	case CTP_EXPORT_POSTGRES:
+		return "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = "
+		       "current_schema() AND table_name = '%s' AND column_name IN (";
+	case CTP_EXPORT_MYSQL:
+		return "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = "
+		       "DATABASE() AND table_name = '%s' AND column_name IN (";
+	}
+	return NULL;
+}
+
+/* Appends to the statement in buf (*len bytes so far); false once it no longer fits. */
+__attribute__((format(printf, 4, 5))) static bool append(char *buf, size_t size, size_t *len,
+							 const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = *len < size ? vsnprintf(buf + *len, size - *len, fmt, ap) : -1;
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size - *len)
+		return false;
+	*len += (size_t)n;
+	return true;
+}
+
+bool ctp_export_sql_has_columns(enum ctp_export_dialect d, enum ctp_export_table t, int c,
+				char *buf, size_t size)
+{
+	const struct ctp_export_table_def *def = &ctp_export_tables[t];
+	unsigned first = c < 0 ? 0 : (unsigned)c, end = c < 0 ? def->ncols : (unsigned)c + 1;
+	size_t len = 0;
+	bool fits = append(buf, size, &len, columns_of_table(d), def->name);
+	for (unsigned i = first; i < end; i++)
+		fits = fits &&
+		       append(buf, size, &len, "%s'%s'", i > first ? ", " : "", def->cols[i].name);
+	return fits && append(buf, size, &len, ")");
+}
+
+bool ctp_export_sql_add_column(enum ctp_export_dialect d, enum ctp_export_table t, unsigned c,
+			       char *buf, size_t size)
+{
+	const struct ctp_export_table_def *def = &ctp_export_tables[t];
+	int n = snprintf(buf, size, "ALTER TABLE %s ADD COLUMN %s %s", def->name, def->cols[c].name,
+			 type_name(d, def->cols[c].type));
+	return n >= 0 && (size_t)n < size;
 }

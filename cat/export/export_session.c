@@ -93,6 +93,38 @@ static int query(struct export_session *s, const char *sql, int64_t *value, bool
 	return s->db.query_int(&s->db, sql, value, found) < 0 ? db_failed(s) : 0;
 }
 
+/* Tables made by an earlier version lack the columns added to them since (always at the end):
+ * each is added, NULL in the rows exported before. One query per table when nothing is
+ * missing. */
+static int add_missing_columns(struct export_session *s)
+{
+	char sql[512];
+	int64_t have;
+	bool found;
+	for (unsigned t = 0; t < CTP_EXPORT_NTABLES; t++) {
+		const struct ctp_export_table_def *def = &ctp_export_tables[t];
+		if (!ctp_export_sql_has_columns(s->db.dialect, t, -1, sql, sizeof(sql)))
+			return fail(s, "the statement for table %s is too long", def->name);
+		if (query(s, sql, &have, &found) < 0)
+			return -1;
+		for (unsigned c = 0; have < def->ncols && c < def->ncols; c++) {
+			ctp_export_sql_has_columns(s->db.dialect, t, (int)c, sql, sizeof(sql));
+			if (query(s, sql, &have, &found) < 0)
+				return -1;
+			if (have)
+				continue;
+			ctp_export_sql_add_column(s->db.dialect, t, c, sql, sizeof(sql));
+			if (s->db.exec(&s->db, sql) < 0)
+				return db_failed(s);
+			fprintf(stderr,
+				"ctp-cat: %s: added column %s.%s (the table was made by an "
+				"earlier version)\n",
+				s->label, def->name, def->cols[c].name);
+		}
+	}
+	return 0;
+}
+
 /* The header: makes the schema, opens the transaction, decides the trace_id. */
 static int begin(struct export_session *s, const struct ctp_event *header)
 {
@@ -106,12 +138,14 @@ static int begin(struct export_session *s, const struct ctp_event *header)
 	/* In SQLite and PostgreSQL the schema is made inside the transaction (one sync instead of
 	 * one per table); in MySQL DDL would commit the transaction, so it comes first. */
 	bool ddl_commits = s->db.dialect == CTP_EXPORT_MYSQL;
-	if (ddl_commits && exec_list(s, ctp_export_ddl_tables(s->db.dialect)) < 0)
+	if (ddl_commits &&
+	    (exec_list(s, ctp_export_ddl_tables(s->db.dialect)) < 0 || add_missing_columns(s) < 0))
 		return -1;
 	if (s->db.exec(&s->db, "BEGIN") < 0)
 		return db_failed(s);
 	s->started = true;
-	if (!ddl_commits && exec_list(s, ctp_export_ddl_tables(s->db.dialect)) < 0)
+	if (!ddl_commits &&
+	    (exec_list(s, ctp_export_ddl_tables(s->db.dialect)) < 0 || add_missing_columns(s) < 0))
 		return -1;
 
 	char sql[256];

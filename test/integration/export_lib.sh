@@ -61,15 +61,23 @@ count() {
 }
 
 export_checks() {
-	# Speed first, into the empty database: the indexes are built after the rows.
+	# A database an earlier version made: its process_exits has no ts column yet.
+	sql "CREATE TABLE process_exits (trace_id BIGINT NOT NULL, pid BIGINT, status BIGINT,
+		signo BIGINT, tid BIGINT, coro BIGINT, addr TEXT)"
+	# Speed first, into the otherwise empty database: the indexes are built after the rows.
 	local err="$WORK/big.export.err"
 	check "$DB_NAME: export of the big trace succeeds" export_to "$WORK/big.jsonl.zst" 2>"$err"
 	echo "speed: $DB_NAME: $(grep -o 'exported as.*' "$err")"
+	check "$DB_NAME: the table an earlier version made gets the column added since, and says so" \
+		grep -q "added column process_exits.ts (the table was made by an earlier version)" "$err"
 	expect_eq "$DB_NAME: big trace switch rows" \
 		"$(zstd -dc "$WORK/big.jsonl.zst" | grep -c '^{"type":"switch"')" \
 		"$(sql 'SELECT COUNT(*) FROM switches WHERE trace_id = 1')"
 
-	check "$DB_NAME: export of the odd trace succeeds" export_to "$WORK/odd.jsonl.zst"
+	check "$DB_NAME: export of the odd trace succeeds" export_to "$WORK/odd.jsonl.zst" \
+		2>"$WORK/odd.export.err"
+	check "$DB_NAME: and adds no column again" \
+		bash -c '! grep -q "added column" "$1"' sh "$WORK/odd.export.err"
 	local id
 	id=$(sql "SELECT trace_id FROM traces WHERE file = '$WORK/odd.jsonl.zst'")
 	expect_eq "$DB_NAME: the odd trace is trace 2" 2 "$id"
@@ -97,6 +105,9 @@ export_checks() {
 			ORDER BY how" | tr '\t' ' ' | sed 's/ NULL / /; s/ \\N / /; s/  / /')"
 	expect_eq "$DB_NAME: process exits" "$(count odd exit)" \
 		"$(sql "SELECT COUNT(*) FROM process_exits WHERE $t")"
+	expect_eq "$DB_NAME: each exit with its status and time" \
+		"$(q odd '.[] | select(.type == "exit") | "\(.pid) \(.status) \(.ts)"')" \
+		"$(sql "SELECT pid, status, ts FROM process_exits WHERE $t" | tr '\t' ' ')"
 	expect_eq "$DB_NAME: argv entries" "$(q odd '[.[] | select(.type == "process") | .argv[]] | length')" \
 		"$(sql "SELECT COUNT(*) FROM process_args WHERE $t")"
 	expect_eq "$DB_NAME: the trace's line count" "$(q odd length)" \
