@@ -189,7 +189,6 @@ end_hung_example
 expect_eq "gdb named exactly the fds the server stranded" "$stranded" "$closed_fds"
 check "the server's last line is unchanged" grep -q "^server: stopped; $K coroutines stranded$" \
 	"$WORK/lw.out"
-finish
 
 # --- Boost.Fiber: fcontext coroutines, under gdb from the start --------------------------------
 # boost_fiber_channels under the plain LD_PRELOAD, stopped where it leaves (_Exit) with two
@@ -232,3 +231,4 @@ expect_eq "(fiber) ctp switch, then gdb's bt: the same frames" \
 	"$(section fibbt bt | functions 6)" "$(section fibbt switched_bt | functions 6)"
 expect_eq "(fiber) ctp restore: the thread's own frame again" _Exit \
 	"$(section fibbt restored_bt | functions 1)"
+finish

@@ -26,6 +26,10 @@ on_exit() {
 		echo "FAIL: the test stopped before its end (status $status${failed_at:+, at $failed_at})" >&2
 		echo "$((checks - failures + 1)) passed, $failures failed"
 		[ "$status" -ne 0 ] || status=1
+	elif [ "$checks" -ne "$checks_at_finish" ]; then
+		# Checks after `finish` would count for nothing: the status is already decided.
+		echo "FAIL: $((checks - checks_at_finish)) checks ran after finish" >&2
+		status=1
 	fi
 	local c
 	for c in "${exit_commands[@]}"; do
@@ -145,6 +149,7 @@ segment_blocks() {
 # finish: the summary line ctest shows, and the exit status.
 finish() {
 	finished=yes
+	checks_at_finish=$checks
 	echo "$((checks - failures)) passed, $failures failed"
 	[ "$failures" -eq 0 ]
 }
