@@ -4,25 +4,22 @@
 # trace prints.
 source "$(dirname "$0")/lib.sh"
 
-TICKS=30
 T=$WORK/follow.jsonl.zst
 "$CTP_CAT" --follow --format=text "$T" >"$WORK/follow.txt" 2>"$WORK/follow.err" &
 cat_pid=$!
-"$CTP_RUN" -o "$T" -- "$PROGRAMS/views_ticker" $TICKS 100 >"$WORK/run.out" 2>"$WORK/run.err" &
+# The program ticks every 100 ms until its standard input (a fifo the test holds open) ends.
+mkfifo "$WORK/ticker.hold"
+"$CTP_RUN" -o "$T" -- "$PROGRAMS/views_ticker" 0 100 <"$WORK/ticker.hold" >"$WORK/run.out" \
+	2>"$WORK/run.err" &
 run_pid=$!
+exec 8>"$WORK/ticker.hold"
 
-# While the program runs (about 3 s): switches show up (the collector closes a frame at least
-# once a second). Bounded wait for a real condition.
-seen_while_running=no
-for _ in $(seq 1 100); do
-	if grep -q ' switch ' "$WORK/follow.txt" 2>/dev/null; then
-		kill -0 "$run_pid" 2>/dev/null && seen_while_running=yes
-		break
-	fi
-	kill -0 "$run_pid" 2>/dev/null || break
-	sleep 0.1
-done
-expect_eq "switches shown while the traced program still runs" yes "$seen_while_running"
+# While the program runs, switches show up (the collector closes a frame at least once a
+# second); then the test lets it end.
+shown() { grep -q ' switch ' "$WORK/follow.txt" 2>/dev/null; }
+check "switches shown while the traced program runs" wait_until 60 shown
+check "and the program was still running then" kill -0 "$run_pid"
+exec 8>&-
 
 wait "$run_pid"
 expect_eq "ctp-run exits as the app did" 0 $?
@@ -51,7 +48,14 @@ expect_eq "every switch of the program" "$(sed -n 's/^switches //p' "$WORK/run.o
 # SIGINT ends following at once, and the Chrome output is still a whole JSON document.
 "$CTP_CAT" --follow --format=chrome "$WORK/never.jsonl.zst" >"$WORK/int.json" 2>/dev/null &
 int_pid=$!
-sleep 0.3
+# A background job starts with SIGINT ignored: a SIGINT before ctp-cat's handler is in place
+# would be lost.
+catches_sigint() {
+	local mask
+	mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+	[ -n "$mask" ] && (((0x$mask & 2) != 0))
+}
+check "ctp-cat --follow catches SIGINT" wait_until 30 catches_sigint "$int_pid"
 kill -INT "$int_pid"
 int_status=0
 wait "$int_pid" || int_status=$?
