@@ -1,5 +1,5 @@
 /* Times on ctp-cat's command line, parsed by one rule (docs/ctp-cat.md, "Times"): a duration is
- * a number with its unit — ns, us, ms, s or m, fractions allowed (1.5s, 200ms, 3us) — and a
+ * a number with its unit — ns, us, ms, s, m or h, fractions allowed (1.5s, 200ms, 3us) — and a
  * bare number is never a duration. --since and --until take a duration, counted from the trace
  * header's `start`, or digits alone: an absolute CLOCK_MONOTONIC instant in nanoseconds, as the
  * trace writes its times. --missed-after and --never-yielded-after take a duration. */

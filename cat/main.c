@@ -71,7 +71,7 @@ static void print_help(FILE *f)
 	      "                             missed (default 1s)\n"
 	      "      --never-yielded-after=TIME  a coroutine running TIME without a switch\n"
 	      "                             hogs its thread (default 1s)\n"
-	      "Durations always carry a unit: ns, us, ms, s or m (1.5s, 200ms); a bare number\n"
+	      "Durations always carry a unit: ns, us, ms, s, m or h (1.5s, 200ms); a bare number\n"
 	      "is not a duration.\n"
 	      "\n"
 	      "Dashboard (docs/dashboard.md):\n"

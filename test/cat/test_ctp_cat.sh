@@ -185,6 +185,8 @@ expect_rc 0 "--missed-after 1.5s and --never-yielded-after 2m" "$CAT" --report \
 	--missed-after 1.5s --never-yielded-after 2m trace.zst
 expect_rc 0 "--since with a unit is relative to the start" "$CAT" --since 6ns --type=switch trace.zst
 [ "$(grep -c '"switch"' out)" = 20 ] || fail "--since 6ns: $(grep -c '"switch"' out) switches, expected 20"
+expect_rc 0 "--since 1h: an hour in, past the trace's end" "$CAT" --since 1h --type=switch trace.zst
+[ "$(grep -c '"switch"' out)" = 0 ] || fail "--since 1h: $(grep -c '"switch"' out) switches, expected 0"
 expect_rc 0 "--until with digits alone is an absolute ns" "$CAT" --until 20 --type=switch trace.zst
 [ "$(grep -c '"switch"' out)" = 4 ] || fail "--until 20: $(grep -c '"switch"' out) switches, expected 4"
 

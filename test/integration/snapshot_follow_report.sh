@@ -16,7 +16,8 @@ collector=$(pgrep -P $run_pid -x ctp-collector)
 "$CTP_CAT" --follow --report --json "$TRACE" >"$WORK/follow.jsonl" 2>"$WORK/follow.err" 3>&- &
 json_pid=$!
 at_exit kill $json_pid
-"$CTP_CAT" --follow --report --snapshot-every=1m "$TRACE" >"$WORK/follow.txt" \
+# It asks at its start; an hour is longer than any run, so no second request comes.
+"$CTP_CAT" --follow --report --snapshot-every=1h "$TRACE" >"$WORK/follow.txt" \
 	2>"$WORK/follow_txt.err" 3>&- &
 text_pid=$!
 at_exit kill $text_pid
