@@ -266,6 +266,9 @@ err two_programs 2 "one core file and at most one program" --core "$CORE" a b
 sleep 60 &
 untraced=$!
 at_exit kill $untraced
+# Until it has exec'd sleep, the pid is a copy of this shell.
+is_sleep() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ]; }
+check "the untraced process runs sleep" wait_until 10 is_sleep $untraced
 gcore -o "$WORK/sleep.core" $untraced >/dev/null 2>&1
 err untraced 4 "pid $untraced (sleep) was not traced by ctp" --core "$WORK/sleep.core.$untraced"
 # A crash whose coredump_filter leaves shared memory out: the segment is not in the core.
