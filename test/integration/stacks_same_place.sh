@@ -6,8 +6,33 @@
 # each suspend must still name its own caller.
 source "$(dirname "$0")/lib.sh"
 
-trace sp -- "$PROGRAMS/same_place_callers" 8 300
+# Each round the coroutine suspends and the program waits for a byte on its standard input (a
+# fifo the test holds): the test sends it once the suspend's switch line is in the live trace,
+# so that every suspend lasts until the collector has dealt with it, however slow it is.
+mkfifo "$WORK/sp.hold"
+"$CTP_RUN" -o "$WORK/sp.jsonl.zst" -- "$PROGRAMS/same_place_callers" 8 0 <"$WORK/sp.hold" \
+	>"$WORK/sp.out" 2>"$WORK/sp.err" &
+sp_pid=$!
+exec 8>"$WORK/sp.hold"
+# suspends_written N: the live trace has N switch lines of the coroutine suspending.
+suspends_written() {
+	local n
+	n=$({ "$CTP_CAT" "$WORK/sp.jsonl.zst" 2>/dev/null || true; } | jq -s '[.[] |
+		select(.type == "coro" and .kind == "ucontext") | .coro][0] as $c | [.[] |
+		select(.type == "switch" and $c != null and .from == $c)] | length')
+	[ "${n:-0}" -ge "$1" ]
+}
+for round in $(seq 8); do
+	check "suspend $round is in the live trace while it lasts" wait_until 60 suspends_written "$round"
+	echo >&8
+done
+exec 8>&-
+status=0
+wait "$sp_pid" || status=$?
 expect_eq "ctp-run exits as the program did" 0 "$status"
+cat_status=0
+"$CTP_CAT" "$WORK/sp.jsonl.zst" >"$WORK/sp.jsonl" || cat_status=$?
+expect_eq "ctp-cat reads the trace whole" 0 "$cat_status"
 expect_eq "the program's output" "rounds=8" "$(cat "$WORK/sp.out")"
 
 # The caller (second frame) of each suspend of the coroutine, in order; "-" when its switch
@@ -29,8 +54,9 @@ for caller in $callers; do
 done
 expect_eq "8 suspends" 8 "$i"
 expect_eq "no suspend is given the other caller's stack" 0 "$wrong"
-check "the collector unwound read_body suspends ($bodies of 4)" [ "$bodies" -ge 2 ]
-check "and read_header ones again after them ($headers of 3)" [ "$headers" -ge 2 ]
+# Each suspend lasted until its line was written: the collector unwound every one.
+expect_eq "the collector unwound every read_body suspend" 4 "$bodies"
+expect_eq "and every read_header one after them" 3 "$headers"
 
 # Many coroutines made alike, each suspending once at that place and depth, in groups of ten
 # through read_header, then read_body, and so on: each suspend is a first at its place, unwound

@@ -2,8 +2,10 @@
  * depth, reached alternately through two callers whose frames are alike: read_header on even
  * rounds, read_body on odd ones. Each suspend lasts ROUND_MS (the program's own pace, like a
  * connection waiting for its peer), long enough for the collector to unwind it from the saved
- * context. A place (call site and depth) does not tell the two paths apart: the stack must be
- * read from memory each time, not remembered.
+ * context; with ROUND_MS 0, until a byte comes on standard input, so that a test can let each
+ * round end once it has seen the collector deal with the suspend. A place (call site and depth)
+ * does not tell the two paths apart: the stack must be read from memory each time, not
+ * remembered.
  *
  * Usage: same_place_callers [ROUNDS [ROUND_MS]]   (defaults 10, 100)
  * Prints "rounds=N". */
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #define STACK_SIZE (64 * 1024)
 #define NOINLINE __attribute__((noinline))
@@ -59,7 +62,11 @@ int main(int argc, char **argv)
 	struct timespec pause = {round_ms / 1000, (round_ms % 1000) * 1000000L};
 	for (int i = 0; i < rounds; i++) {
 		swapcontext(&main_ctx, &coro_ctx);
-		nanosleep(&pause, NULL);
+		char byte;
+		if (round_ms > 0)
+			nanosleep(&pause, NULL);
+		else if (read(0, &byte, 1) != 1)
+			break; /* the test is gone */
 	}
 	printf("rounds=%d\n", rounds);
 	return 0;
