@@ -39,9 +39,12 @@ check "(a) it says the program was not found" grep -q "nonexistent-program-ctp.*
 
 # (b) The collector killed mid-run: the app runs on to its normal end and status, and the trace
 # it cut off reads up to its last frame: ctp-cat says it is incomplete (1) and prints every line
-# the collector had written, the ones it could read before the kill included.
-"$CTP_RUN" -o "$WORK/b.jsonl.zst" "$BUSY" 3000 3 >"$WORK/b.out" 2>"$WORK/b.err" &
+# the collector had written, the ones it could read before the kill included. The app runs until
+# its standard input (a fifo the test holds) ends, after the kill.
+mkfifo "$WORK/b.hold"
+"$CTP_RUN" -o "$WORK/b.jsonl.zst" "$BUSY" 0 3 <"$WORK/b.hold" >"$WORK/b.out" 2>"$WORK/b.err" &
 run=$!
+exec 8>"$WORK/b.hold"
 check "(b) the collector is there" wait_until 10 has_child $run ctp-collector
 collector=$(child_of $run ctp-collector)
 check "(b) the app has started" wait_until 10 has_line "$WORK/b.out" started
@@ -49,6 +52,7 @@ check "(b) the app has started" wait_until 10 has_line "$WORK/b.out" started
 # first, so that the kill cuts a trace that has something in it, and keep a copy of what was there.
 check "(b) the collector has written a frame" wait_until 10 has_frame "$WORK/b.jsonl.zst"
 check "(b) the collector is killed" kill -KILL "${collector:-none}"
+exec 8>&-
 st=0
 wait $run || st=$?
 expect_eq "(b) ctp-run exits with the app's status" 3 "$st"
