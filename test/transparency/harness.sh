@@ -25,7 +25,9 @@
 #   --pty               the program runs as the foreground job of a new pseudo-terminal
 #   --after-ready ACT   once it printed "ready": intr (^C on the terminal), kill:SIG, vm:PROG
 #                       (records VmSize/VmRSS of PROG into $WORK/NAME.MODE.vm, then closes its
-#                       stdin)
+#                       stdin), trace:REGEX (waits until a line of the run's trace, as ctp-cat
+#                       prints it while it is written, matches REGEX, then closes its stdin;
+#                       untraced, closes it at once)
 #   --core              ulimit -c unlimited (else 0) and compare the core-dumped bit
 #   --timeout S         bound on each run (default 10)
 #   --env K=V           extra environment for all three ways (repeatable)
@@ -56,9 +58,9 @@ tp_run_one() {
 	done
 	shift
 	case $mode in
-	ctp-run) cmd=("$CTP_RUN" -o "$WORK/$name.jsonl.zst" -- "$@") ;;
+	ctp-run) cmd=("$CTP_RUN" -o "$(tp_trace_of "$name" "$mode")" -- "$@") ;;
 	plain)
-		opts+=(--env "LD_PRELOAD=$TP_PRELOAD" --env "CTP_OUTPUT=$WORK/$name-plain.jsonl.zst")
+		opts+=(--env "LD_PRELOAD=$TP_PRELOAD" --env "CTP_OUTPUT=$(tp_trace_of "$name" "$mode")")
 		cmd=("$@")
 		;;
 	*) cmd=("$@") ;; # native, or a case's own way (its environment in the options)
@@ -116,7 +118,7 @@ compare() {
 		--pty | --stdin-pipe) opts+=("$1"); shift ;;
 		--after-ready)
 			local act=$2
-			if [[ $act == vm:* ]]; then
+			if [[ $act == vm:* || $act == trace:* ]]; then
 				opts+=(--stdin-pipe)
 			fi
 			opts+=(--after-ready "$act")
@@ -136,6 +138,8 @@ compare() {
 		for i in "${!mopts[@]}"; do
 			if [[ ${mopts[$i]} == vm:* ]]; then
 				mopts[$i]="${mopts[$i]}:$WORK/$name.$mode.vm"
+			elif [[ ${mopts[$i]} == trace:* ]]; then
+				mopts[$i]="trace:$(tp_trace_of "$name" "$mode"):${mopts[$i]#trace:}"
 			fi
 		done
 		tp_timed tp_run_one "$name" "$mode" "$core" "${mopts[@]}" -- "$@" \
@@ -166,13 +170,19 @@ compare() {
 			"$WORK/$name.$mode.err.app"
 		expect_eq "$name $mode: no process left behind" "leftover 0" \
 			"$(sed -n 2p "$WORK/$name.$mode.status")"
-		local trace=$WORK/$name.jsonl.zst
-		[ "$mode" = plain ] && trace=$WORK/$name-plain.jsonl.zst
-		tp_trace_readable "$name $mode" "$trace" "$WORK/$name.$mode.jsonl"
+		tp_trace_readable "$name $mode" "$(tp_trace_of "$name" "$mode")" "$WORK/$name.$mode.jsonl"
 		if [ -s "$WORK/$name.$mode.err" ] && grep -q '^ctp: ' "$WORK/$name.$mode.err"; then
 			{ grep '^ctp: ' "$WORK/$name.$mode.err" | head -n 3 | sed "s/^/    $mode stderr: /"; } || true
 		fi
 	done
+}
+
+# tp_trace_of NAME MODE: the trace file of case NAME's run in MODE (none untraced).
+tp_trace_of() {
+	case $2 in
+	ctp-run) echo "$WORK/$1.jsonl.zst" ;;
+	plain) echo "$WORK/$1-plain.jsonl.zst" ;;
+	esac
 }
 
 # tp_timed COMMAND...: runs COMMAND, then prints its run time in seconds, one decimal.

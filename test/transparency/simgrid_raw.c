@@ -4,7 +4,9 @@
  * main frees its stack, while `parked` suspends in parked_in_leaf() at a place it suspended at
  * before, and main waits (the collector then unwinds that suspend from its saved raw context)
  * and leaves it suspended at the exit (the tracer's last pass unwinds it again), or kills itself
- * (nothing runs at the end: the stack is the collector's alone).
+ * (nothing runs at the end: the stack is the collector's alone). Before the kill it prints
+ * "ready" and waits for its standard input to end: the test ends it once the collector has
+ * written that stack.
  *
  *   simgrid_raw [SLEEP_MS [kill]]   (default 0) */
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* libsimgrid's exported raw context functions (x86-64). */
 extern void *raw_makecontext(void *stack, int size, void (*entry)(void *), void *arg);
@@ -67,7 +70,13 @@ int main(int argc, char **argv)
 	nanosleep(&pause, NULL);
 	printf("finished %d, parked %d\n", finished_turns, parked_turns);
 	fflush(stdout);
-	if (argc > 2 && strcmp(argv[2], "kill") == 0)
+	if (argc > 2 && strcmp(argv[2], "kill") == 0) {
+		puts("ready");
+		fflush(stdout);
+		char byte;
+		while (read(0, &byte, 1) > 0)
+			;
 		raise(SIGKILL);
+	}
 	return 0;
 }

@@ -5,8 +5,11 @@
 # context by the tracer's pass at the end, or, when the program is killed, by the collector.
 source "$CTP_SOURCE_DIR/test/transparency/harness.sh"
 compare sg_raw_exit --expect "exit 0" -- "$TP_BIN/simgrid_raw" 0
-# Killed after 3 s: nothing runs at the end; the collector's tick converts within a second or two.
-compare sg_raw_kill --expect "signal KILL" -- "$TP_BIN/simgrid_raw" 3000 kill
+# Killed: nothing runs at the end. The program waits for the parked one's whole stack to be in the
+# trace (the collector unwinds it from the live process) before it kills itself.
+compare sg_raw_kill --expect "signal KILL" --timeout 60 \
+	--after-ready 'trace:"type":"stack".*"sym":"parked_in_leaf".*"sym":"parked_body"' \
+	-- "$TP_BIN/simgrid_raw" 0 kill
 check "simgrid_raw: untraced, every turn ran" \
 	grep -qx "finished 50, parked 51" "$WORK/sg_raw_exit.native.out"
 stacks="(map(select(.type == \"stack\") | {key: (.id | tostring), value: [.frames[].sym]})

@@ -4,8 +4,9 @@
  * tracer's PR_SET_PTRACER (only under Yama scope 1) could touch: dumpable, TracerPid.
  *
  * Usage: suspended_at_exit HOW, HOW = return (from main), exit (in a coroutine), _exit (3), or
- * kill: SIGKILL after 3 s, with no chance to unwind anything at the end (the collector has read
- * the stacks of the suspended coroutines from the live process by then). */
+ * kill: SIGKILL, with no chance to unwind anything at the end, once standard input has ended
+ * (after it printed "ready": the test ends it once the collector has read the stacks of the
+ * suspended coroutines from the live process) and 3 s have passed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/mman.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -122,7 +124,18 @@ int main(int argc, char **argv)
 	if (strcmp(how, "_exit") == 0)
 		_exit(3);
 	if (strcmp(how, "kill") == 0) {
-		sleep(3);
+		struct timespec since, now;
+		clock_gettime(CLOCK_MONOTONIC, &since);
+		puts("ready");
+		fflush(stdout);
+		char byte;
+		while (read(0, &byte, 1) > 0)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long waited_ms = (now.tv_sec - since.tv_sec) * 1000 +
+				 (now.tv_nsec - since.tv_nsec) / 1000000;
+		if (waited_ms < 3000)
+			usleep((useconds_t)(3000 - waited_ms) * 1000);
 		raise(SIGKILL);
 	}
 	if (strcmp(how, "exit") == 0) {

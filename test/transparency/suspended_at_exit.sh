@@ -10,8 +10,11 @@ compare sae_return --expect "exit 0" -- "$TP_BIN/suspended_at_exit" return
 compare sae_exit --expect "exit 7" -- "$TP_BIN/suspended_at_exit" exit
 compare sae__exit --expect "exit 3" -- "$TP_BIN/suspended_at_exit" _exit
 # Killed: nothing runs at the end; the whole stacks come from the collector, which read them
-# from the live process while it slept (its tick converts the switches within a second or two).
-compare sae_kill --expect "signal KILL" -- "$TP_BIN/suspended_at_exit" kill
+# from the live process while it waited: it kills itself once co_waiter's whole stack is in the
+# trace, and 3 s or more after its last switch.
+compare sae_kill --expect "signal KILL" --timeout 60 \
+	--after-ready 'trace:"type":"stack".*"sym":"park_deep".*"sym":"co_waiter"' \
+	-- "$TP_BIN/suspended_at_exit" kill
 check "suspended_at_exit: untraced, everything suspended" \
 	grep -qx "three ucontext coroutines and a fiber suspended" "$WORK/sae_return.native.out"
 check "suspended_at_exit: untraced, not dumpable-changed" \

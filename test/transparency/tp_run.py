@@ -21,12 +21,16 @@ Options:
   --after-ready ACT    once the command printed a line "ready" on stdout: "intr" writes ^C to
                        the terminal (needs --pty), "kill:SIG" sends SIG to the command,
                        "vm:PROG:FILE" writes "VmSize KB VmRSS KB Threads N" of the descendant
-                       running PROG (or the command itself) to FILE, then closes stdin
+                       running PROG (or the command itself) to FILE, then closes stdin;
+                       "trace:FILE:REGEX" waits (within the timeout) until a line of the trace
+                       FILE, being written, matches REGEX as ctp-cat prints it, then closes
+                       stdin (at once when FILE is empty: an untraced run)
 """
 import argparse
 import ctypes
 import fcntl
 import os
+import re
 import select
 import signal
 import subprocess
@@ -173,7 +177,7 @@ def main():
                 master = None
         if not acted and (out.startswith(b"ready\n") or b"\nready\n" in out):
             acted = True
-            act(a, p.pid, master)
+            act(a, p.pid, master, deadline)
             if stdin_w is not None:
                 os.close(stdin_w)
                 stdin_w = None
@@ -232,7 +236,14 @@ def main():
         f.write(f"{what}\nleftover {leftover}\n")
 
 
-def act(a, pid, master):
+def trace_matches(path, regex):
+    """Whether a line of the trace at path (complete or still being written) matches regex."""
+    ctp_cat = os.path.join(os.environ["CTP_BUILD_DIR"], "cat", "ctp-cat")
+    r = subprocess.run([ctp_cat, path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return re.search(regex.encode(), r.stdout, re.MULTILINE) is not None
+
+
+def act(a, pid, master, deadline):
     kind, _, arg = a.after_ready.partition(":")
     if kind == "intr":
         os.write(master, b"\x03")
@@ -243,6 +254,10 @@ def act(a, pid, master):
         target = find_running(pid, prog)
         with open(path, "w") as f:
             f.write(vm_of(target) if target else "none\n")
+    elif kind == "trace":
+        path, _, regex = arg.partition(":")
+        while path and not trace_matches(path, regex) and time.monotonic() < deadline:
+            time.sleep(0.05)
     else:
         sys.exit(f"tp_run: unknown action {a.after_ready}")
 
