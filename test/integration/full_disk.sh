@@ -8,16 +8,17 @@
 # file system: the same path in the writer. The collector is started here (not by ctp-run) so
 # that the limit does not apply to the traced programs, whose segments are files too.
 #
-# The traced shell sleeps before and after the ping-pong, so that the first frame (the header)
-# and the last (the processes' ends and the `end` line) are small frames of their own that fit
-# under the limit, while every frame of switches in between does not.
+# The traced shell starts the ping-pong once the header is in the file, and sleeps after it, so
+# that the first frame (the header) and the last (the processes' ends and the `end` line) are
+# small frames of their own that fit under the limit, while every frame of switches in between
+# does not.
 source "$(dirname "$0")/lib.sh"
 
 COLLECTOR=$CTP_BUILD_DIR/collector/ctp-collector
 PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so
 LIMIT_KB=8
 mkdir -m 700 "$WORK/run"
-mkfifo "$WORK/ready"
+mkfifo "$WORK/ready" "$WORK/go"
 
 (
 	ulimit -f $LIMIT_KB
@@ -29,7 +30,17 @@ read -r word <"$WORK/ready"
 expect_eq "the collector is ready" ready "$word"
 
 CTP_SOCKET=$WORK/run/sock LD_PRELOAD=$PRELOAD \
-	sh -c "sleep 1.5; '$PROGRAMS/ucontext_pingpong' 100000; sleep 3" >"$WORK/app.out"
+	sh -c "read go <'$WORK/go'; '$PROGRAMS/ucontext_pingpong' 100000; sleep 3" >"$WORK/app.out" &
+app=$!
+# header_written: the file, still being written (ctp-cat: 1), begins with the header.
+header_written() {
+	local st=0
+	"$CTP_CAT" "$WORK/full.jsonl.zst" >"$WORK/head.jsonl" 2>/dev/null || st=$?
+	[ "$st" -eq 1 ] && [ "$(jq -r .type "$WORK/head.jsonl" 2>/dev/null | head -n 1)" = trace ]
+}
+check "the header is written before the ping-pong starts" wait_until 30 header_written
+echo go >"$WORK/go"
+wait $app
 st=0
 wait $collector || st=$?
 expect_eq "the collector ends with failure, not killed by SIGXFSZ" 1 "$st"
