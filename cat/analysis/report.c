@@ -148,9 +148,10 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 		      f);
 	for (size_t i = 0; i < ctp_analysis_process_count(a); i++) {
 		const struct ctp_analysis_process *p = ctp_analysis_process_at(a, i);
-		if (p->exit == CTP_ANALYSIS_EXIT_NONE && i + 1 < ctp_analysis_process_count(a) &&
-		    ctp_analysis_process_at(a, i + 1)->pid == p->pid)
-			continue; /* replaced by an exec */
+		/* Replaced by an exec: a later record of its pid, maybe after those of children it
+		 * started before the exec. */
+		if (p->exit == CTP_ANALYSIS_EXIT_NONE && ctp_analysis_process_find(a, p->pid) != p)
+			continue;
 		if (p->exit == CTP_ANALYSIS_EXIT_SNAPSHOT)
 			fprintf(f,
 				"  pid %" PRIu32

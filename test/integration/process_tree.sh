@@ -31,6 +31,14 @@ expect_eq "coroutine ids stay unique within the pid across exec" 0 \
 expect_eq "the vfork child wrote nothing into its parent's trace (each pid, one exit line)" 4 \
 	"$(q tree "[.[] | select(.type == \"exit\")] | length")"
 expect_eq "no loss" 0 "$(q tree '[.[] | select(.type == "loss") | .count] | add // 0')"
+# The report: the parent's first image was replaced by its exec, though its children's lines
+# came between its two process lines; every process ended.
+report_status=0
+"$CTP_CAT" --report "$WORK/tree.jsonl.zst" >"$WORK/tree.report" || report_status=$?
+ended=$(grep -c '^  5 processes (4 ended, 0 by a signal)' "$WORK/tree.report" || true)
+no_exit=$(grep -c 'has no exit' "$WORK/tree.report" || true)
+expect_eq "the report reads the tree, every process ended, none said to have no exit" \
+	"0 1 0" "$report_status $ended $no_exit"
 
 # The plain form: no ctp-run, the preload starts its own collector.
 plain_run plain --env CTP_OUTPUT= -- "$PROGRAMS/tree_child" plain 3
