@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "collector/reorder.h"
 #include "collector/segmap.h"
@@ -238,13 +239,24 @@ void ctp_harvest_set_sleep(struct ctp_harvest *h, uint32_t v)
 	__atomic_store_n(&hd->sleep_flag, v, __ATOMIC_SEQ_CST);
 }
 
-void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len)
+void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len, int fd)
 {
 	struct ctp_msg_spawned m; /* the largest notice */
-	if (len < sizeof(m.h) || len > sizeof(m))
+	if (len < sizeof(m.h) || len > sizeof(m)) {
+		if (fd >= 0)
+			close(fd);
 		return; /* a wakeup byte, or no notice */
+	}
 	memcpy(&m, packet, len);
-	if (m.h.magic != CTP_WIRE_MAGIC)
+	bool ours = m.h.magic == CTP_WIRE_MAGIC;
+	if (ours && m.h.type == CTP_MSG_CONNECT && fd >= 0 && n->nconns < CTP_NOTICES_CONNS) {
+		n->conns[n->nconns++] = fd;
+		return;
+	}
+	if (fd >= 0)
+		close(fd); /* not a connection, or too many not taken yet: that child runs untraced
+			    */
+	if (!ours)
 		return;
 	if (m.h.type == CTP_MSG_EXEC) {
 		n->exec = 1;
@@ -256,15 +268,58 @@ void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len)
 	}
 }
 
-void ctp_harvest_read_notices(struct ctp_harvest *h)
+/* The fd passed with a packet (the first one; any other is closed), -1 if none. */
+static int passed_fd(struct msghdr *mh)
 {
+	int kept = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nfd; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (kept < 0)
+				kept = fd;
+			else
+				close(fd);
+		}
+	}
+	return kept;
+}
+
+ssize_t ctp_recv_with_fd(int sock, void *buf, size_t size, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = size};
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctl.buf,
+		.msg_controllen = sizeof(ctl.buf),
+	};
+	ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	*fd = n >= 0 ? passed_fd(&mh) : -1;
+	return n;
+}
+
+uint32_t ctp_harvest_read_notices(struct ctp_harvest *h)
+{
+	uint32_t before = h->notices.nconns;
 	for (;;) {
 		struct ctp_msg_spawned m;
-		ssize_t n = recv(h->sock, &m, sizeof(m), MSG_DONTWAIT);
+		int fd;
+		ssize_t n = ctp_recv_with_fd(h->sock, &m, sizeof(m), &fd);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return;
-		ctp_notices_take(&h->notices, &m, (size_t)n);
+		if (n <= 0) {
+			if (fd >= 0)
+				close(fd);
+			return h->notices.nconns - before;
+		}
+		ctp_notices_take(&h->notices, &m, (size_t)n, fd);
 	}
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "collector/segmap.h"
 #include "ctp/segment_view.h"
@@ -52,20 +53,25 @@ struct ctp_harvest_ring {
 };
 
 #define CTP_NOTICES_SPAWNED 64
+#define CTP_NOTICES_CONNS 64
 
 /* What a traced process announced on its connection after its hello (ctp/wire.h): its exec,
  * how many times it forked, and the pids of the latest CTP_NOTICES_SPAWNED processes it
- * started (the i-th at spawned[i % CTP_NOTICES_SPAWNED]). Both the harvester and the main
- * thread read the connection, each into notices of its own. */
+ * started (the i-th at spawned[i % CTP_NOTICES_SPAWNED]); and the connections its fork
+ * children passed on it (CTP_MSG_CONNECT), until the main thread takes them. Both the
+ * harvester and the main thread read the connection, each into notices of its own. */
 struct ctp_notices {
 	uint32_t exec; /* EXEC seen */
 	uint32_t forks;
 	uint32_t spawned[CTP_NOTICES_SPAWNED];
 	uint32_t nspawned;
+	int conns[CTP_NOTICES_CONNS];
+	uint32_t nconns;
 };
 
-/* Notes `packet` (len bytes) in n when it is a notice. */
-void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len);
+/* Notes `packet` (len bytes) in n when it is a notice. fd: the one passed with it, or -1; n
+ * keeps it when the packet passes a connection, and closes it otherwise. */
+void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len, int fd);
 
 struct ctp_harvest {
 	int memfd; /* not owned */
@@ -83,9 +89,14 @@ struct ctp_harvest {
 	uint32_t cut_short;
 };
 
+/* recvmsg of one packet on socket sock, without waiting, into buf (size bytes); *fd is the fd
+ * passed with it (the first; any other is closed), -1 if none. */
+ssize_t ctp_recv_with_fd(int sock, void *buf, size_t size, int *fd);
+
 /* Reads what the process sent on sock after its hello: wakeup bytes (their arrival was the
- * point) and notices, into h->notices. The harvester's, while it has the process. */
-void ctp_harvest_read_notices(struct ctp_harvest *h);
+ * point) and notices, into h->notices. The harvester's, while it has the process. Returns how
+ * many connections it took in (CTP_MSG_CONNECT). */
+uint32_t ctp_harvest_read_notices(struct ctp_harvest *h);
 
 /* Maps the segment for harvesting. False, with a reason, when it cannot be mapped. */
 bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp_spool_budget *b,

@@ -121,11 +121,29 @@ uint64_t ctp_harvester_harvest_now(struct ctp_harvester *H, struct ctp_harvest *
 	return began;
 }
 
+size_t ctp_harvester_take_conns(struct ctp_harvester *H, int *fds, size_t cap)
+{
+	if (!__atomic_exchange_n(&H->conns_read, 0, __ATOMIC_SEQ_CST))
+		return 0;
+	size_t n = 0;
+	pthread_mutex_lock(&H->lock);
+	for (size_t i = 0; i < H->nprocs; i++) {
+		struct ctp_notices *notices = &H->procs[i]->notices;
+		while (notices->nconns > 0 && n < cap)
+			fds[n++] = notices->conns[--notices->nconns];
+		if (notices->nconns > 0)
+			__atomic_store_n(&H->conns_read, 1, __ATOMIC_SEQ_CST); /* more next time */
+	}
+	pthread_mutex_unlock(&H->lock);
+	return n;
+}
+
 static void wait_events(struct ctp_harvester *H, int timeout_ms)
 {
 	struct epoll_event evs[16];
 	__atomic_store_n(&H->waiting, 1, __ATOMIC_RELAXED);
 	int n = epoll_wait(H->ep, evs, 16, timeout_ms);
+	bool conns_read = false;
 	__atomic_store_n(&H->waiting, 0, __ATOMIC_RELAXED);
 	/* Under the lock: a process the main thread took back meanwhile is not touched, and
 	 * an EXEC read here is noted before the main thread looks (ctp_harvester_remove). */
@@ -134,10 +152,15 @@ static void wait_events(struct ctp_harvester *H, int timeout_ms)
 		struct ctp_harvest *h = evs[i].data.ptr;
 		if (!h)
 			drain_eventfd(H->ctl_fd);
-		else if (registered(H, h))
-			ctp_harvest_read_notices(h);
+		else if (registered(H, h) && ctp_harvest_read_notices(h) > 0)
+			conns_read = true;
 	}
 	pthread_mutex_unlock(&H->lock);
+	if (conns_read) {
+		/* A fork child waits for nothing, but its records do: wake the main thread now. */
+		__atomic_store_n(&H->conns_read, 1, __ATOMIC_SEQ_CST);
+		poke(H->data_fd);
+	}
 }
 
 /* The nap after a pass that took `fill` of a ring, its length adapted (see Pacing above). */

@@ -37,6 +37,7 @@ struct ctp_harvester {
 	uint32_t blocked;      /* the harvester waits for room in the spools: wake it via ctl_fd */
 	uint64_t full_waits;   /* times the spools were full */
 	uint32_t waiting;      /* the thread sleeps in epoll_wait: not among the runnable */
+	uint32_t conns_read;   /* a process's notices hold connections passed (CTP_MSG_CONNECT) */
 };
 
 /* Starts the thread. False (with a message on stderr) when it cannot. */
@@ -50,6 +51,11 @@ void ctp_harvester_add(struct ctp_harvester *H, struct ctp_harvest *h, int sock)
 /* Takes them back: when this returns the harvester no longer touches `h` (h->notices are
  * final), and the caller may harvest it and read its socket itself (the final drain). */
 void ctp_harvester_remove(struct ctp_harvester *H, struct ctp_harvest *h, int sock);
+
+/* Main thread: up to cap connections that fork children passed on their parents' connections
+ * (CTP_MSG_CONNECT) and the harvester read, into fds; how many. The harvester wakes the main
+ * thread when it reads one. */
+size_t ctp_harvester_take_conns(struct ctp_harvester *H, int *fds, size_t cap);
 
 /* Main thread: empties every ring of h into its spool now, between two of the harvester's
  * passes (a snapshot must follow every record published before it). Returns the process's

@@ -269,6 +269,37 @@ static struct ctp_proc *connected_proc(struct loop *L, uint32_t pid, const struc
 	return NULL;
 }
 
+/* A new connection, whose first packet says what it is (a hello, the launcher's). Returns 1 if
+ * taken, 0 if not (the fd is closed). */
+static int add_conn(struct loop *L, int fd)
+{
+	struct conn *cn = calloc(1, sizeof(*cn));
+	if (!cn) {
+		close(fd);
+		return 0;
+	}
+	cn->fd = fd;
+	cn->kind = CONN_NEW;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = cn};
+	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		close(fd);
+		free(cn);
+		return 0;
+	}
+	cn->next = L->conns;
+	L->conns = cn;
+	return 1;
+}
+
+/* The connections fork children passed on their parent's connection, read into n: each is a
+ * connection like one accepted on the socket. */
+static void adopt_conns(struct loop *L, struct ctp_notices *n)
+{
+	for (uint32_t i = 0; i < n->nconns; i++)
+		add_conn(L, n->conns[i]);
+	n->nconns = 0;
+}
+
 /* The processes started that notices n name, unless connected now. */
 static void await_spawned(struct loop *L, const struct ctp_notices *n, const struct ctp_proc *p)
 {
@@ -304,6 +335,7 @@ static void end_process(struct loop *L, struct conn *cn, bool write_exit)
 	struct ctp_proc *p = cn->proc;
 	ctp_harvester_remove(&L->H, &p->hv, cn->fd);
 	ctp_harvest_read_notices(&p->hv); /* what the harvester had not read yet */
+	adopt_conns(L, &p->hv.notices);
 	if (p->hv.notices.exec)
 		p->exec_sent = true;
 	await_announced(L, p);
@@ -398,7 +430,8 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 	return true;
 }
 
-/* One packet. Returns false when the connection was dropped. */
+/* One packet, and the fd passed with it (-1 if none): the segment with a hello, a fork child's
+ * connection with CTP_MSG_CONNECT. Returns false when the connection was dropped. */
 static bool on_packet(struct loop *L, struct conn *cn, size_t n, int memfd)
 {
 	if (n == 1 && L->msg[0] == CTP_WAKE_BYTE) {
@@ -423,10 +456,12 @@ static bool on_packet(struct loop *L, struct conn *cn, size_t n, int memfd)
 		conn_closed(L, cn);
 		return false;
 	}
-	if (memfd >= 0)
+	if (cn->kind == CONN_PROC) {
+		ctp_notices_take(&cn->proc->notices, L->msg, n, memfd);
+		adopt_conns(L, &cn->proc->notices);
+	} else if (memfd >= 0) {
 		close(memfd);
-	if (cn->kind == CONN_PROC)
-		ctp_notices_take(&cn->proc->notices, L->msg, n);
+	}
 	if (cn->kind == CONN_PROC && type == CTP_MSG_EXEC) {
 		cn->proc->exec_sent = true;
 		ctp_deferred_memory_gone(cn->proc);
@@ -441,42 +476,19 @@ static bool on_packet(struct loop *L, struct conn *cn, size_t n, int memfd)
 static void on_readable(struct loop *L, struct conn *cn)
 {
 	for (;;) {
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(4 * sizeof(int))];
-		} ctl;
-		struct iovec iov = {.iov_base = L->msg, .iov_len = CTP_WIRE_MAX};
-		struct msghdr mh = {
-			.msg_iov = &iov,
-			.msg_iovlen = 1,
-			.msg_control = ctl.buf,
-			.msg_controllen = sizeof(ctl.buf),
-		};
-		ssize_t n = recvmsg(cn->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		int fd;
+		ssize_t n = ctp_recv_with_fd(cn->fd, L->msg, CTP_WIRE_MAX, &fd);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
+			if (fd >= 0)
+				close(fd);
 			conn_closed(L, cn);
 			return;
 		}
-		/* Keep the first fd passed; close any other (nobody should send more). */
-		int memfd = -1;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-				continue;
-			size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t i = 0; i < nfd; i++) {
-				int fd;
-				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (memfd < 0)
-					memfd = fd;
-				else
-					close(fd);
-			}
-		}
-		if (!on_packet(L, cn, (size_t)n, memfd))
+		if (!on_packet(L, cn, (size_t)n, fd))
 			return;
 	}
 }
@@ -500,22 +512,7 @@ static int on_accept(struct loop *L)
 			}
 			return taken;
 		}
-		struct conn *cn = calloc(1, sizeof(*cn));
-		if (!cn) {
-			close(fd);
-			return taken;
-		}
-		cn->fd = fd;
-		cn->kind = CONN_NEW;
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = cn};
-		if (epoll_ctl(L->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-			close(fd);
-			free(cn);
-			continue;
-		}
-		cn->next = L->conns;
-		L->conns = cn;
-		taken++;
+		taken += add_conn(L, fd);
 	}
 }
 
@@ -679,6 +676,16 @@ static void pacing_turn_done(struct loop *L)
 				     &t, ctp_runnable_others(L->runnable_fd, harvester));
 }
 
+/* The connections the harvester read on processes' connections since the last look. */
+static void adopt_harvested_conns(struct loop *L)
+{
+	int fds[CTP_NOTICES_CONNS];
+	size_t n;
+	while ((n = ctp_harvester_take_conns(&L->H, fds, CTP_NOTICES_CONNS)) > 0)
+		for (size_t i = 0; i < n; i++)
+			add_conn(L, fds[i]);
+}
+
 static void run_loop(struct loop *L)
 {
 	struct epoll_event evs[64];
@@ -707,6 +714,7 @@ static void run_loop(struct loop *L)
 			timeout = (int)left;
 		int n = epoll_wait(L->ep, evs, 64, timeout);
 		ctp_harvester_main_woke(&L->H);
+		adopt_harvested_conns(L);
 		for (int i = 0; i < n; i++) {
 			void *tag = evs[i].data.ptr;
 			if (tag == &listen_tag)

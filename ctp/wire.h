@@ -23,6 +23,11 @@ enum ctp_msg_type {
 	/* traced process -> collector: it started process `pid` (ctp_msg_spawned) by posix_spawn
 	 * or vfork, whose new image may say hello */
 	CTP_MSG_SPAWNED = 6,
+	/* a fork child -> collector, on the connection it inherited from its parent, with a socket
+	 * as SCM_RIGHTS: that socket is the child's own connection, on which its hello follows.
+	 * Not by the listening socket's path, which only the collector's user may reach: the
+	 * child of a server that dropped root since it started could not. */
+	CTP_MSG_CONNECT = 7,
 };
 
 struct ctp_msg_header {

@@ -43,7 +43,35 @@ static uint32_t append_proc_strings(const char *path, char *buf, uint32_t *len, 
 	return strings;
 }
 
-static bool wait_writable(long *budget_ms);
+static bool wait_writable(int fd, long *budget_ms);
+
+/* Sends msg (len bytes) on socket s with fd as SCM_RIGHTS, waiting for room for at most
+ * *budget_ms. */
+static bool send_with_fd(int s, const void *msg, size_t len, int fd, long *budget_ms)
+{
+	struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	memset(&control, 0, sizeof(control));
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = control.buf,
+			    .msg_controllen = sizeof(control.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	for (;;) {
+		long n = syscall(SYS_sendmsg, s, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == (ssize_t)len)
+			return true;
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR) || !wait_writable(s, budget_ms))
+			return false;
+	}
+}
 
 static bool send_hello(long *budget_ms)
 {
@@ -61,29 +89,7 @@ static bool send_hello(long *budget_ms)
 	h->flags = ctp_proc.forked_from ? CTP_HELLO_FORKED : 0;
 	h->argc = append_proc_strings("/proc/self/cmdline", h->strings, &len, cap);
 	h->strings_len = len;
-
-	struct iovec iov = {.iov_base = msg, .iov_len = sizeof(*h) + len};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
-	memset(&control, 0, sizeof(control));
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = control.buf,
-			    .msg_controllen = sizeof(control.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &ctp_seg.memfd, sizeof(int));
-	for (;;) {
-		long n = syscall(SYS_sendmsg, sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n == (ssize_t)iov.iov_len)
-			return true;
-		if (n >= 0 || (errno != EAGAIN && errno != EINTR) || !wait_writable(budget_ms))
-			return false;
-	}
+	return send_with_fd(sock, msg, sizeof(*h) + len, ctp_seg.memfd, budget_ms);
 }
 
 /* How long a new process waits for a collector that does not take its connection: it then runs
@@ -96,11 +102,11 @@ static void sleep_ms(long ms)
 	syscall(SYS_nanosleep, &ts, NULL);
 }
 
-/* Waits until sock is writable, for at most *budget_ms (decremented). */
-static bool wait_writable(long *budget_ms)
+/* Waits until socket s is writable, for at most *budget_ms (decremented). */
+static bool wait_writable(int s, long *budget_ms)
 {
 	while (*budget_ms > 0) {
-		struct pollfd p = {.fd = sock, .events = POLLOUT};
+		struct pollfd p = {.fd = s, .events = POLLOUT};
 		long step = *budget_ms < POLL_STEP_MS ? *budget_ms : POLL_STEP_MS;
 		struct timespec ts = {.tv_sec = 0, .tv_nsec = step * 1000000L};
 		long n = syscall(SYS_ppoll, &p, 1, &ts, NULL, 8);
@@ -119,7 +125,7 @@ static bool connect_bounded(const struct sockaddr_un *addr, long *budget_ms)
 		if (syscall(SYS_connect, sock, addr, sizeof(*addr)) == 0)
 			return true;
 		if (errno == EINPROGRESS)
-			return wait_writable(budget_ms);
+			return wait_writable(sock, budget_ms);
 		if (errno != EAGAIN || *budget_ms <= 0)
 			return false;
 		sleep_ms(POLL_STEP_MS);
@@ -134,14 +140,23 @@ static void drop_socket(void)
 	sock = -1;
 }
 
+/* The collector's pid: the peer of socket s, 0 if unknown. */
+static int collector_pid(int s)
+{
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+	if (syscall(SYS_getsockopt, s, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0)
+		return 0;
+	return peer.pid > 0 ? peer.pid : 0;
+}
+
 /* The collector unwinds the stacks of coroutines that stay suspended by reading this process's
  * memory (process_vm_readv). Yama's ptrace_scope 1 allows that only to an ancestor or to a process
- * named with PR_SET_PTRACER: the collector is named, found as the socket's peer. Only where the
- * scope is 1: elsewhere the call is needless (0) or useless (2, 3), and a program that names a
- * ptracer of its own later replaces ours (the collector then says it may not read, and the
- * stacks come from the process itself at its end). Nothing else changes: not dumpable, not the
- * program's own ptrace rights. */
-static void let_collector_read(void)
+ * named with PR_SET_PTRACER: the collector is named. Only where the scope is 1: elsewhere the
+ * call is needless (0) or useless (2, 3), and a program that names a ptracer of its own later
+ * replaces ours (the collector then says it may not read, and the stacks come from the process
+ * itself at its end). Nothing else changes: not dumpable, not the program's own ptrace rights. */
+static void let_collector_read(int collector)
 {
 	char scope = 0;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope",
@@ -150,34 +165,68 @@ static void let_collector_read(void)
 		return;
 	ssize_t n = syscall(SYS_read, fd, &scope, 1);
 	syscall(SYS_close, fd);
-	struct ucred peer;
-	socklen_t len = sizeof(peer);
-	if (n == 1 && scope == '1' &&
-	    syscall(SYS_getsockopt, sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 &&
-	    peer.pid > 0)
-		syscall(SYS_prctl, PR_SET_PTRACER, (unsigned long)peer.pid, 0, 0, 0);
+	if (n == 1 && scope == '1' && collector > 0)
+		syscall(SYS_prctl, PR_SET_PTRACER, (unsigned long)collector, 0, 0, 0);
+}
+
+/* Connects by the listening socket's path. */
+static bool connect_by_path(const char *path, long *budget_ms)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		ctp_log("CTP_SOCKET is too long: ", path, NULL);
+		return false;
+	}
+	strcpy(addr.sun_path, path);
+	sock = (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (sock < 0 || !connect_bounded(&addr, budget_ms)) {
+		ctp_log("cannot reach the collector at ", path, ": running untraced");
+		drop_socket();
+		return false;
+	}
+	return true;
+}
+
+/* A fork child's connection: one end of a socket pair, the other end handed to the collector
+ * over the connection inherited from the parent (CTP_MSG_CONNECT). The path may be out of the
+ * child's reach (a server that dropped root since it started); the parent's connection never
+ * is. Closes the inherited connection: it is the parent's. */
+static bool connect_through_parent(int inherited, long *budget_ms, int *collector)
+{
+	int pair[2];
+	if (syscall(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+		    pair) != 0) {
+		syscall(SYS_close, inherited);
+		return false;
+	}
+	struct ctp_msg_header h = {.magic = CTP_WIRE_MAGIC, .type = CTP_MSG_CONNECT};
+	bool sent = send_with_fd(inherited, &h, sizeof(h), pair[1], budget_ms);
+	*collector = collector_pid(inherited);
+	syscall(SYS_close, pair[1]);
+	syscall(SYS_close, inherited);
+	if (!sent) {
+		syscall(SYS_close, pair[0]);
+		return false;
+	}
+	sock = pair[0];
+	return true;
 }
 
 bool ctp_connection_open(void)
 {
 	int saved_errno = errno;
 	bool ok = false;
-	const char *path = ctp_proc.config.socket_path;
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof(addr.sun_path)) {
-		ctp_log("CTP_SOCKET is too long: ", path, NULL);
-		goto out;
-	}
-	strcpy(addr.sun_path, path);
-	/* After fork: the parent's connection is the parent's. Closed only if the number still
-	 * names it: the program may have reused the number. */
-	if (sock >= 0 && ctp_own_fd_valid(&sock))
-		syscall(SYS_close, sock);
-	sock = (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	long budget = CONNECT_PATIENCE_MS;
-	if (sock < 0 || !connect_bounded(&addr, &budget)) {
-		ctp_log("cannot reach the collector at ", path, ": running untraced");
-		drop_socket();
+	int collector = 0;
+	/* After fork the connection is the parent's; ctp_own_fd_valid checks that the number
+	 * still names it (the program may have reused the number). */
+	int inherited = sock >= 0 && ctp_own_fd_valid(&sock) ? sock : -1;
+	sock = -1;
+	if (inherited >= 0 && connect_through_parent(inherited, &budget, &collector)) {
+		/* connected */
+	} else if (connect_by_path(ctp_proc.config.socket_path, &budget)) {
+		collector = collector_pid(sock);
+	} else {
 		goto out;
 	}
 	sock = ctp_own_fd_move_high(sock);
@@ -187,7 +236,7 @@ bool ctp_connection_open(void)
 		drop_socket();
 		goto out;
 	}
-	let_collector_read();
+	let_collector_read(collector);
 	ok = true;
 out:
 	errno = saved_errno;

@@ -1,0 +1,87 @@
+/* A server that starts as root, drops to another user and then forks its workers, as icinga2
+ * and many daemons do: the process changes to user and group nobody, makes a few switches,
+ * forks a worker that makes its own and forks a helper that does too; each waits for its child
+ * and prints how it ended. The tracer's socket is its user's alone (root's): the children must
+ * reach the collector all the same, without a change the program could see.
+ *
+ * Run as root (it changes its user); exits 2 otherwise, saying why. */
+#define _GNU_SOURCE
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+enum { ROUNDS = 10, NOBODY = 65534 };
+
+static ucontext_t main_ctx, co_ctx;
+static char co_stack[64 * 1024];
+
+static void co_body(void)
+{
+	for (;;)
+		swapcontext(&co_ctx, &main_ctx);
+}
+
+/* ROUNDS resumes of one coroutine, each followed by its yield. */
+static void ping_pong(void)
+{
+	getcontext(&co_ctx);
+	co_ctx.uc_stack.ss_sp = co_stack;
+	co_ctx.uc_stack.ss_size = sizeof(co_stack);
+	co_ctx.uc_link = &main_ctx;
+	makecontext(&co_ctx, co_body, 0);
+	for (int i = 0; i < ROUNDS; i++)
+		swapcontext(&main_ctx, &co_ctx);
+}
+
+/* Forks a child that runs `body` and exits with `status`; prints how it ended. */
+static void run_child(const char *name, void (*body)(void), int status)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(2);
+	}
+	if (pid == 0) {
+		body();
+		fflush(stdout);
+		_exit(status);
+	}
+	int ws;
+	if (waitpid(pid, &ws, 0) != pid) {
+		perror("waitpid");
+		exit(2);
+	}
+	printf("%s: %s %d\n", name, WIFEXITED(ws) ? "exit" : "signal",
+	       WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+}
+
+static void helper(void)
+{
+	ping_pong();
+}
+
+static void worker(void)
+{
+	ping_pong();
+	run_child("helper", helper, 4);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "fork_as_other_user: must run as root, to change its user\n");
+		return 2;
+	}
+	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0) {
+		perror("fork_as_other_user: changing to nobody");
+		return 2;
+	}
+	printf("running as uid %d, gid %d\n", (int)getuid(), (int)getgid());
+	ping_pong();
+	run_child("worker", worker, 3);
+	return 0;
+}
