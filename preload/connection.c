@@ -212,6 +212,36 @@ static bool connect_through_parent(int inherited, long *budget_ms, int *collecto
 	return true;
 }
 
+/* The connection an exec handed to this image (ctp_connection_for_exec): the fd that
+ * CTP_CONNECTION_FD names ("FD:COLLECTOR_PID"), if it is the end of a socket pair made by this
+ * process before its exec or by the parent that spawned it (never a socket of the program's that
+ * took the number); the variable is removed, so that neither the program nor its children see
+ * it. */
+static int connection_from_exec(int *collector)
+{
+	const char *var = getenv(CTP_CONNECTION_FD_VAR);
+	if (!var)
+		return -1;
+	char *end;
+	long fd = strtol(var, &end, 10);
+	long pid = *end == ':' ? strtol(end + 1, &end, 10) : -1;
+	unsetenv(CTP_CONNECTION_FD_VAR);
+	if (*end || fd < 0 || fd > INT32_MAX || pid < 0 || pid > INT32_MAX)
+		return -1;
+	int type = 0;
+	socklen_t len = sizeof(type);
+	struct ucred maker;
+	socklen_t maker_len = sizeof(maker);
+	if (syscall(SYS_getsockopt, (int)fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
+	    type != SOCK_SEQPACKET ||
+	    syscall(SYS_getsockopt, (int)fd, SOL_SOCKET, SO_PEERCRED, &maker, &maker_len) != 0 ||
+	    (maker.pid != getpid() && maker.pid != getppid()))
+		return -1;
+	syscall(SYS_fcntl, (int)fd, F_SETFD, FD_CLOEXEC);
+	*collector = (int)pid;
+	return (int)fd;
+}
+
 bool ctp_connection_open(void)
 {
 	int saved_errno = errno;
@@ -221,9 +251,12 @@ bool ctp_connection_open(void)
 	/* After fork the connection is the parent's; ctp_own_fd_valid checks that the number
 	 * still names it (the program may have reused the number). */
 	int inherited = sock >= 0 && ctp_own_fd_valid(&sock) ? sock : -1;
+	int handed = inherited < 0 ? connection_from_exec(&collector) : -1;
 	sock = -1;
 	if (inherited >= 0 && connect_through_parent(inherited, &budget, &collector)) {
 		/* connected */
+	} else if (handed >= 0) {
+		sock = handed;
 	} else if (connect_by_path(ctp_proc.config.socket_path, &budget)) {
 		collector = collector_pid(sock);
 	} else {
@@ -236,6 +269,7 @@ bool ctp_connection_open(void)
 		drop_socket();
 		goto out;
 	}
+	ctp_proc.collector_pid = collector;
 	let_collector_read(collector);
 	ok = true;
 out:
@@ -291,4 +325,48 @@ void ctp_connection_send_spawned(int pid)
 	struct ctp_msg_spawned m = {.h = {.magic = CTP_WIRE_MAGIC, .type = CTP_MSG_SPAWNED},
 				    .pid = (uint32_t)pid};
 	send_notice(&m, sizeof(m));
+}
+
+/* Whether a new image could connect by the socket's path with this process's credentials. */
+static bool path_reachable(void)
+{
+	const char *path = ctp_proc.config.socket_path;
+	if (!path)
+		return true;
+	/* ENOENT too: a process that changed its root (chroot) no longer sees the path. */
+	long rc = syscall(SYS_faccessat2, AT_FDCWD, path, W_OK, AT_EACCESS);
+	return rc == 0 || errno == ENOSYS;
+}
+
+int ctp_connection_for_exec(void)
+{
+	int saved = errno;
+	int fd = -1;
+	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING ||
+	    ctp_in_vfork_child() || (uint32_t)syscall(SYS_getpid) != ctp_proc.pid ||
+	    !ctp_own_fd_valid(&sock) || path_reachable())
+		goto out;
+	int pair[2];
+	if (syscall(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+		    pair) != 0)
+		goto out;
+	long budget = CONNECT_PATIENCE_MS;
+	struct ctp_msg_header h = {.magic = CTP_WIRE_MAGIC, .type = CTP_MSG_CONNECT};
+	bool sent = send_with_fd(sock, &h, sizeof(h), pair[1], &budget);
+	syscall(SYS_close, pair[1]);
+	/* Out of the program's range, and open across the exec (F_DUPFD leaves close-on-exec
+	 * off). */
+	fd = sent ? (int)syscall(SYS_fcntl, pair[0], F_DUPFD, 900) : -1;
+	syscall(SYS_close, pair[0]);
+out:
+	errno = saved;
+	return fd;
+}
+
+void ctp_connection_exec_failed(int fd)
+{
+	int saved = errno;
+	if (fd >= 0)
+		syscall(SYS_close, fd); /* the collector drops a connection that closes unused */
+	errno = saved;
 }

@@ -3,7 +3,9 @@
  * environment when the program passes one without them (many daemons and shells build their
  * own). Before an exec the collector is told, so that it ends the old image without an `exit`
  * line; CTP_CORO_BASE carries the next coroutine id across it, so that ids stay unique within
- * the pid. glibc's exec* functions call execve internally, not through the PLT: each is hooked. */
+ * the pid; and CTP_CONNECTION_FD a connection, when the new image could not reach the
+ * collector's socket by its path (connection.h). glibc's exec* functions call execve internally,
+ * not through the PLT: each is hooked. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,6 +42,7 @@ void ctp_exec_remember_environment(void)
 		snprintf(preload_path, sizeof(preload_path), "%s", info.dli_fname);
 	for (char **e = environ; e && *e && inherited_count < ENV_EXTRA - 2; e++)
 		if (strncmp(*e, "CTP_", 4) == 0 && strncmp(*e, "CTP_CORO_BASE=", 14) != 0 &&
+		    strncmp(*e, CTP_CONNECTION_FD_VAR "=", sizeof(CTP_CONNECTION_FD_VAR)) != 0 &&
 		    strlen(*e) < VAR_MAX)
 			strcpy(inherited[inherited_count++], *e);
 }
@@ -66,7 +69,7 @@ static size_t child_environment_bytes(char *const envp[])
 	size_t count = 0;
 	for (char *const *e = envp; e && *e; e++)
 		count++;
-	return (count + ENV_EXTRA + 1) * sizeof(char *) + 2 * VAR_MAX;
+	return (count + ENV_EXTRA + 1) * sizeof(char *) + 3 * VAR_MAX;
 }
 
 /* Whether envp lacks something a traced child needs: the preload, or a tracing variable. */
@@ -84,8 +87,8 @@ static bool lacks_tracing(char *const envp[])
 }
 
 /* The child's environment in `mem` (child_environment_bytes(envp) of it): the program's, plus
- * what tracing needs. */
-static char **fill_environment(char *const envp[], void *mem, bool same_process)
+ * what tracing needs; with the connection `handover` when it is not -1. */
+static char **fill_environment(char *const envp[], void *mem, bool same_process, int handover)
 {
 	size_t count = 0;
 	for (char *const *e = envp; e && *e; e++)
@@ -112,9 +115,16 @@ static char **fill_environment(char *const envp[], void *mem, bool same_process)
 		snprintf(base, VAR_MAX, "CTP_CORO_BASE=%llu",
 			 (unsigned long long)CTP_LOAD_RELAXED(&ctp_seg.hdr->next_coro_id));
 	}
+	char *connection = NULL;
+	if (handover >= 0) {
+		connection = strings + 2 * VAR_MAX;
+		snprintf(connection, VAR_MAX, "%s=%d:%d", CTP_CONNECTION_FD_VAR, handover,
+			 ctp_proc.collector_pid);
+	}
 	for (char *const *e = envp; e && *e; e++) {
 		if ((preload && strncmp(*e, "LD_PRELOAD=", 11) == 0) ||
-		    (base && strncmp(*e, "CTP_CORO_BASE=", 14) == 0))
+		    (base && strncmp(*e, "CTP_CORO_BASE=", 14) == 0) ||
+		    strncmp(*e, CTP_CONNECTION_FD_VAR "=", sizeof(CTP_CONNECTION_FD_VAR)) == 0)
 			continue;
 		out[n++] = *e;
 	}
@@ -122,6 +132,8 @@ static char **fill_environment(char *const envp[], void *mem, bool same_process)
 		out[n++] = preload;
 	if (base)
 		out[n++] = base;
+	if (connection)
+		out[n++] = connection;
 	for (int i = 0; i < inherited_count; i++) {
 		size_t name_len = strchr(inherited[i], '=') - inherited[i] + 1;
 		if (!has_var(envp, inherited[i], name_len))
@@ -132,31 +144,37 @@ static char **fill_environment(char *const envp[], void *mem, bool same_process)
 }
 
 /* The environment to exec with. In the process itself it is built in fresh pages (the exec frees
- * them; release_environment when the exec failed). A vfork child must not map anything (the
- * pages would stay in its parent): it passes the program's environment on when it has all that
- * tracing needs, else builds it in `stack_mem`, room its caller made on its own stack. */
-static char **child_environment(char *const envp[], void *stack_mem)
+ * them; release_environment when the exec failed), with a connection handed over in *handover
+ * where the new image needs one (else -1). A vfork child must not map anything (the pages would
+ * stay in its parent): it passes the program's environment on when it has all that tracing
+ * needs, else builds it in `stack_mem`, room its caller made on its own stack. */
+static char **child_environment(char *const envp[], void *stack_mem, int *handover)
 {
+	*handover = -1;
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
 		return (char **)envp;
 	if (ctp_in_vfork_child()) {
 		if (!lacks_tracing(envp) || !stack_mem)
 			return (char **)envp;
-		return fill_environment(envp, stack_mem, false);
+		return fill_environment(envp, stack_mem, false, -1);
 	}
 	bool same_process = (uint32_t)syscall(SYS_getpid) == ctp_proc.pid;
 	void *mem = mmap(NULL, child_environment_bytes(envp), PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return (char **)envp;
-	return fill_environment(envp, mem, same_process);
+	*handover = ctp_connection_for_exec();
+	return fill_environment(envp, mem, same_process, *handover);
 }
 
-static void release_environment(char **env, char *const envp[])
+/* After an exec that failed, or after a posix_spawn: the connection handed over is the new
+ * image's alone (its copy here is closed). */
+static void release_environment(char **env, char *const envp[], int handover)
 {
 	int saved_errno = errno;
 	if (env != (char **)envp && !ctp_in_vfork_child())
 		munmap(env, child_environment_bytes(envp));
+	ctp_connection_exec_failed(handover);
 	errno = saved_errno;
 }
 
@@ -173,9 +191,10 @@ CTP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execve);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int handover;
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
 	int rc = real_execve(path, argv, env);
-	release_environment(env, envp);
+	release_environment(env, envp, handover);
 	return rc;
 }
 
@@ -188,9 +207,10 @@ CTP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execvpe);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int handover;
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
 	int rc = real_execvpe(file, argv, env);
-	release_environment(env, envp);
+	release_environment(env, envp, handover);
 	return rc;
 }
 
@@ -203,9 +223,10 @@ CTP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	CTP_REAL(fexecve);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int handover;
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
 	int rc = real_fexecve(fd, argv, env);
-	release_environment(env, envp);
+	release_environment(env, envp, handover);
 	return rc;
 }
 
@@ -214,9 +235,10 @@ CTP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 {
 	CTP_REAL(execveat);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int handover;
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
 	int rc = real_execveat(dirfd, path, argv, env, flags);
-	release_environment(env, envp);
+	release_environment(env, envp, handover);
 	return rc;
 }
 
@@ -294,9 +316,10 @@ CTP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	CTP_REAL(posix_spawn);
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int handover;
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
 	int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
-	release_environment(env, envp);
+	release_environment(env, envp, handover);
 	announce_spawned(rc, pid);
 	return rc;
 }
@@ -305,9 +328,10 @@ CTP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	CTP_REAL(posix_spawnp);
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp));
+	int handover;
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
 	int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
-	release_environment(env, envp);
+	release_environment(env, envp, handover);
 	announce_spawned(rc, pid);
 	return rc;
 }

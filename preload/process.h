@@ -32,6 +32,9 @@ struct ctp_process {
 	 * parent has exited, and the collector matches the child to its parent's FORKED notice.
 	 * 0: not a fork child. */
 	uint32_t forked_from;
+	/* The collector's pid (the peer of the connection), 0 if unknown: named as ptracer under
+	 * Yama (connection.c), and handed across an exec with the connection. */
+	int collector_pid;
 	bool use_tsc;
 	struct ctp_config config;
 };

@@ -1,10 +1,12 @@
 # Debian's Icinga 2 (icinga2-bin), the monitoring daemon, traced as installed: it starts as root,
 # changes to user nagios, and then forks the worker that serves its REST API in Asio coroutines
-# (Boost.Coroutine, on a pool of threads), which forks a helper in turn. Its configuration is a
-# private one (an API listener on a port of its own, a self-signed certificate, its state in a
-# directory of its own). Untraced and traced, every API request is answered and SIGTERM ends it
-# as its service manager ends it (exit 0). The trace must hold the worker and the helper, each
-# a process under its parent although their user cannot reach the collector's socket, the
+# (Boost.Coroutine, on a pool of threads), which forks a helper in turn; the helper runs the
+# check plugins (fork, then exec). Its configuration is a private one (an API listener on a port
+# of its own, a self-signed certificate, its state in a directory of its own, one host checked
+# every second by a plugin that writes a line to stdout and one to stderr). Untraced and traced,
+# every API request is answered, the check's output is the same, and SIGTERM ends it as its
+# service manager ends it (exit 0). The trace must hold the worker, the helper and the plugins,
+# each a process under its parent although their user cannot reach the collector's socket, the
 # worker's coroutines and their switches, nothing lost; and the report names the API listener's
 # coroutine, waiting to accept, among those suspended at the end.
 source "$(dirname "$0")/lib.sh"
@@ -28,6 +30,14 @@ icinga2 pki new-cert --cn ctp-test --key "$DIR/data/certs/ctp-test.key" \
 	--cert "$DIR/data/certs/ctp-test.crt" >"$WORK/pki.out" 2>&1
 cp "$DIR/data/certs/ctp-test.crt" "$DIR/data/certs/ca.crt"
 chown -R nagios: "$DIR"
+
+# check_output PORT: the output of the host's last check, as the API tells it (JSON; null before
+# the first check).
+check_output() {
+	curl -sk -u test:secret "https://127.0.0.1:$1/v1/objects/hosts/ctp-test?attrs=last_check_result" |
+		jq -c '.results[0].attrs.last_check_result.output'
+}
+checked() { [ "$(check_output "$1")" != null ]; }
 
 # api_answers PORT: a request to the API gets 200.
 api_answers() {
@@ -59,6 +69,15 @@ object ApiUser "test" {
 }
 object Endpoint "ctp-test" { }
 object Zone "master" { endpoints = [ "ctp-test" ] }
+object CheckerComponent "checker" { }
+object CheckCommand "say" {
+  command = [ "/bin/sh", "-c", "echo checked; echo warned >&2" ]
+}
+object Host "ctp-test" {
+  check_command = "say"
+  check_interval = 1s
+  retry_interval = 1s
+}
 EOF
 	"$@" icinga2 daemon -c "$DIR/$name.conf" "${defines[@]}" >"$WORK/$name.out" 2>&1 &
 	local pid=$!
@@ -69,6 +88,8 @@ EOF
 		if api_answers "$port"; then answered=$((answered + 1)); fi
 	done
 	echo "$answered" >"$WORK/$name.answered"
+	check "($name) the host has been checked" wait_until 60 checked "$port"
+	check_output "$port" >"$WORK/$name.check"
 	kill -TERM "$pid"
 	local st=0
 	wait "$pid" || st=$?
@@ -82,6 +103,9 @@ expect_eq "traced, every request is answered" $requests "$(cat "$WORK/traced.ans
 expect_eq "and SIGTERM ends it as untraced" "$(cat "$WORK/plain.status")" \
 	"$(cat "$WORK/traced.status")"
 check "it ended as its service does (0)" [ "$(cat "$WORK/traced.status")" = 0 ]
+expect_eq "untraced, the check's output is the plugin's" '"checked\nwarned"' \
+	"$(cat "$WORK/plain.check")"
+expect_eq "traced, the same" "$(cat "$WORK/plain.check")" "$(cat "$WORK/traced.check")"
 check "ctp-run said nothing of a process it could not reach" \
 	bash -c '! grep -q "cannot reach the collector" "$1"' sh "$WORK/traced.out"
 cat_status=0
@@ -101,6 +125,11 @@ check "and the helper, forked by the worker ($helper)" [ "$helper" -gt 0 ]
 expect_eq "each ended, with an exit line" "3" \
 	"$(q ic "[.[] | select(.type == \"exit\" and (.pid == ${main:-0} or .pid == $worker or
 		.pid == $helper))] | length")"
+# The plugins: the helper's fork children, each a second image (the shell) of its pid.
+plugins=$(q ic "[.[] | select(.type == \"process\" and .ppid == $helper and
+	(.argv | join(\" \")) == \"/bin/sh -c echo checked; echo warned >&2\")] | length")
+check "the check plugins, exec'd by the helper's children, are in the trace ($plugins)" \
+	[ "$plugins" -gt 0 ]
 made=$(q ic "[.[] | select(.type == \"coro\" and .pid == $worker and .kind == \"fcontext\")] | length")
 switches=$(q ic "[.[] | select(.type == \"switch\" and .pid == $worker)] | length")
 check "the worker's Asio coroutines ($made)" [ "$made" -gt 0 ]

@@ -1,21 +1,30 @@
 /* A server that starts as root, drops to another user and then forks its workers, as icinga2
  * and many daemons do: the process changes to user and group nobody, makes a few switches,
- * forks a worker that makes its own and forks a helper that does too; each waits for its child
- * and prints how it ended. The tracer's socket is its user's alone (root's): the children must
- * reach the collector all the same, without a change the program could see.
+ * forks a worker that makes its own, forks a helper that execs this program again (which makes
+ * its switches and exits 4), and posix_spawns it (which does the same and exits 5); each waits
+ * for its children and prints how they ended. The tracer's socket is its user's alone (root's):
+ * the children and the new images must reach the collector all the same, without a change the
+ * program could see (a line on stderr among them).
  *
- * Run as root (it changes its user); exits 2 otherwise, saying why. */
+ * Run as root (it changes its user); exits 2 otherwise, saying why.
+ *
+ *   fork_as_other_user [execd | spawned]   (the two latter: the program run again) */
 #define _GNU_SOURCE
 #include <grp.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 enum { ROUNDS = 10, NOBODY = 65534 };
 
+extern char **environ;
+
 static ucontext_t main_ctx, co_ctx;
+static char *self; /* argv[0]: an absolute path, as the harness runs it */
 static char co_stack[64 * 1024];
 
 static void co_body(void)
@@ -36,7 +45,20 @@ static void ping_pong(void)
 		swapcontext(&main_ctx, &co_ctx);
 }
 
-/* Forks a child that runs `body` and exits with `status`; prints how it ended. */
+/* Waits for child pid and prints how it ended. */
+static void wait_child(const char *name, pid_t pid)
+{
+	int ws;
+	if (waitpid(pid, &ws, 0) != pid) {
+		perror("waitpid");
+		exit(2);
+	}
+	printf("%s: %s %d\n", name, WIFEXITED(ws) ? "exit" : "signal",
+	       WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+}
+
+/* Forks a child that runs `body` and exits with `status` (if body returns); prints how it
+ * ended. */
 static void run_child(const char *name, void (*body)(void), int status)
 {
 	fflush(stdout);
@@ -50,28 +72,37 @@ static void run_child(const char *name, void (*body)(void), int status)
 		fflush(stdout);
 		_exit(status);
 	}
-	int ws;
-	if (waitpid(pid, &ws, 0) != pid) {
-		perror("waitpid");
-		exit(2);
-	}
-	printf("%s: %s %d\n", name, WIFEXITED(ws) ? "exit" : "signal",
-	       WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+	wait_child(name, pid);
 }
 
 static void helper(void)
 {
-	ping_pong();
+	execl(self, "fork_as_other_user", "execd", (char *)NULL);
+	perror("execl");
 }
 
 static void worker(void)
 {
 	ping_pong();
-	run_child("helper", helper, 4);
+	run_child("helper", helper, 2);
+	pid_t pid;
+	char *argv[] = {"fork_as_other_user", "spawned", NULL};
+	fflush(stdout);
+	int rc = posix_spawn(&pid, self, NULL, NULL, argv, environ);
+	if (rc != 0) {
+		fprintf(stderr, "posix_spawn: %s\n", strerror(rc));
+		exit(2);
+	}
+	wait_child("spawned", pid);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	self = argv[0];
+	if (argc > 1) {
+		ping_pong();
+		return strcmp(argv[1], "execd") == 0 ? 4 : 5;
+	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "fork_as_other_user: must run as root, to change its user\n");
 		return 2;
