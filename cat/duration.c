@@ -9,7 +9,8 @@ static const struct {
 	const char *suffix;
 	uint64_t ns;
 } units[] = {
-	{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000}, {"h", 3600000000000},
+	{"ns", 1},	   {"us", 1000},       {"ms", 1000000},
+	{"s", 1000000000}, {"m", 60000000000}, {"h", 3600000000000},
 };
 
 /* Digits and an optional fraction; `*rest` is what follows. False when there are no digits. */

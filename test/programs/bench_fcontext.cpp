@@ -30,8 +30,8 @@ static void ping_pong_entry(det::transfer_t t)
 static double bench_jump(long round_trips)
 {
 	std::vector<char> stack(64 * 1024);
-	det::fcontext_t c = det::make_fcontext(stack.data() + stack.size(), stack.size(),
-					       ping_pong_entry);
+	det::fcontext_t c =
+		det::make_fcontext(stack.data() + stack.size(), stack.size(), ping_pong_entry);
 	c = det::jump_fcontext(c, nullptr).fctx; // warm up: start it
 	auto start = std::chrono::steady_clock::now();
 	for (long i = 0; i < round_trips; i++)

@@ -67,7 +67,8 @@ int main(void)
 		jump_siglongjmp(5);
 	}
 	sigprocmask(SIG_SETMASK, NULL, &now);
-	printf("mask restored: SIGUSR2 %s\n", sigismember(&now, SIGUSR2) ? "blocked" : "not blocked");
+	printf("mask restored: SIGUSR2 %s\n",
+	       sigismember(&now, SIGUSR2) ? "blocked" : "not blocked");
 
 	/* Out of a handler on a small alternate stack. */
 	stack_t ss = {.ss_sp = malloc(SIGSTKSZ), .ss_size = SIGSTKSZ};

@@ -171,10 +171,10 @@ static void test_claim(void **state)
 {
 	(void)state;
 	uint64_t a = region(3) + 8 * KIB;
-	make(0, a, a + 100 * KIB);		/* large, overlapped at its top */
-	make(1, a + 100 * KIB, a + 110 * KIB);	/* small, overlapped whole */
-	make(2, a + 122 * KIB, a + 126 * KIB);	/* small, on the new one's last page only */
-	make(3, a + 110 * KIB, a + 112 * KIB);	/* small, overlapped whole, but running */
+	make(0, a, a + 100 * KIB);	       /* large, overlapped at its top */
+	make(1, a + 100 * KIB, a + 110 * KIB); /* small, overlapped whole */
+	make(2, a + 122 * KIB, a + 126 * KIB); /* small, on the new one's last page only */
+	make(3, a + 110 * KIB, a + 112 * KIB); /* small, overlapped whole, but running */
 	struct ctp_thread t = {.current = 3};
 	make_by(&t, 4, a + 98 * KIB, a + 121 * KIB);
 	assert_int_equal(abandoned[0], 1);
