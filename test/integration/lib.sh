@@ -109,6 +109,20 @@ plain_trace() {
 	expect_eq "($1) ctp-cat reads the plain form's trace whole" 0 "$cat_status"
 }
 
+# free_port: a TCP port of 127.0.0.1 that nothing listens on now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# stop_server NAME PID: SIGTERM to PID, as a service manager stops a server; waits for it, and
+# writes how it ended (its status) into $WORK/NAME.status.
+stop_server() {
+	kill -TERM "$2"
+	local st=0
+	wait "$2" || st=$?
+	echo "$st" >"$WORK/$1.status"
+}
+
 # wait_until SECONDS COMMAND...: polls COMMAND every 50 ms until it succeeds; false after
 # SECONDS.
 wait_until() {

@@ -16,7 +16,6 @@ source "$(dirname "$0")/lib.sh"
 	exit 1
 }
 requests=20
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # Its directories, which the user nagios must reach: not under $WORK (root's alone).
 DIR=$(mktemp -d /tmp/ctp-icinga.XXXXXX)
@@ -90,10 +89,7 @@ EOF
 	echo "$answered" >"$WORK/$name.answered"
 	check "($name) the host has been checked" wait_until 60 checked "$port"
 	check_output "$port" >"$WORK/$name.check"
-	kill -TERM "$pid"
-	local st=0
-	wait "$pid" || st=$?
-	echo "$st" >"$WORK/$name.status"
+	stop_server "$name" "$pid"
 }
 
 run plain

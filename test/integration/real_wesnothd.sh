@@ -14,7 +14,6 @@ source "$(dirname "$0")/lib.sh"
 
 server=/usr/games/wesnothd-1.16
 clients=20
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # handshakes PORT N: connects N times and shakes hands on each, then once more, and hangs up on
 # all, the last one last; prints how many answers of four bytes came back. The last handshake
 # is answered after the server has begun to wait for the others' next packet (one thread serves
@@ -68,10 +67,7 @@ run() {
 	handshakes "$port" "$clients" >"$WORK/$name.answered"
 	check "($name) the server closes every connection its clients hung up on" \
 		wait_until 30 all_closed "$port"
-	kill -TERM "$pid"
-	local st=0
-	wait "$pid" || st=$?
-	echo "$st" >"$WORK/$name.status"
+	stop_server "$name" "$pid"
 }
 
 run plain
