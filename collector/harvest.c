@@ -253,9 +253,9 @@ void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len, int
 		n->conns[n->nconns++] = fd;
 		return;
 	}
+	/* Not a connection, or too many not taken yet: that process runs untraced. */
 	if (fd >= 0)
-		close(fd); /* not a connection, or too many not taken yet: that child runs untraced
-			    */
+		close(fd);
 	if (!ours)
 		return;
 	if (m.h.type == CTP_MSG_EXEC) {

@@ -57,9 +57,9 @@ struct ctp_harvest_ring {
 
 /* What a traced process announced on its connection after its hello (ctp/wire.h): its exec,
  * how many times it forked, and the pids of the latest CTP_NOTICES_SPAWNED processes it
- * started (the i-th at spawned[i % CTP_NOTICES_SPAWNED]); and the connections its fork
- * children passed on it (CTP_MSG_CONNECT), until the main thread takes them. Both the
- * harvester and the main thread read the connection, each into notices of its own. */
+ * started (the i-th at spawned[i % CTP_NOTICES_SPAWNED]); and the connections passed on it
+ * (CTP_MSG_CONNECT: its fork children's, its next image's), until the main thread takes them. Both
+ * the harvester and the main thread read the connection, each into notices of its own. */
 struct ctp_notices {
 	uint32_t exec; /* EXEC seen */
 	uint32_t forks;

@@ -157,7 +157,7 @@ static void wait_events(struct ctp_harvester *H, int timeout_ms)
 	}
 	pthread_mutex_unlock(&H->lock);
 	if (conns_read) {
-		/* A fork child waits for nothing, but its records do: wake the main thread now. */
+		/* The new process waits for nothing, but its records do: wake the main thread. */
 		__atomic_store_n(&H->conns_read, 1, __ATOMIC_SEQ_CST);
 		poke(H->data_fd);
 	}

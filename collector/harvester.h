@@ -52,9 +52,9 @@ void ctp_harvester_add(struct ctp_harvester *H, struct ctp_harvest *h, int sock)
  * final), and the caller may harvest it and read its socket itself (the final drain). */
 void ctp_harvester_remove(struct ctp_harvester *H, struct ctp_harvest *h, int sock);
 
-/* Main thread: up to cap connections that fork children passed on their parents' connections
- * (CTP_MSG_CONNECT) and the harvester read, into fds; how many. The harvester wakes the main
- * thread when it reads one. */
+/* Main thread: up to cap connections passed on processes' connections (CTP_MSG_CONNECT: fork
+ * children's, new images') that the harvester read, into fds; how many. The harvester wakes the
+ * main thread when it reads one. */
 size_t ctp_harvester_take_conns(struct ctp_harvester *H, int *fds, size_t cap);
 
 /* Main thread: empties every ring of h into its spool now, between two of the harvester's

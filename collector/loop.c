@@ -71,6 +71,7 @@ struct loop {
 	int ep, lfd, sfd;
 	bool listening; /* lfd is armed in epoll (disarmed for a while when out of fds) */
 	struct conn *conns;
+	uint64_t conns_added; /* connections taken so far: accepted, or passed (CTP_MSG_CONNECT) */
 	size_t nprocs;
 	bool procs_seen, launcher_seen, launcher_open;
 	uint64_t launcher_closed_at, all_gone_at, last_tick;
@@ -288,11 +289,12 @@ static int add_conn(struct loop *L, int fd)
 	}
 	cn->next = L->conns;
 	L->conns = cn;
+	L->conns_added++;
 	return 1;
 }
 
-/* The connections fork children passed on their parent's connection, read into n: each is a
- * connection like one accepted on the socket. */
+/* The connections passed on a process's connection (fork children's, its next image's), read
+ * into n: each is a connection like one accepted on the socket. */
 static void adopt_conns(struct loop *L, struct ctp_notices *n)
 {
 	for (uint32_t i = 0; i < n->nconns; i++)
@@ -430,7 +432,7 @@ static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 	return true;
 }
 
-/* One packet, and the fd passed with it (-1 if none): the segment with a hello, a fork child's
+/* One packet, and the fd passed with it (-1 if none): the segment with a hello, a new
  * connection with CTP_MSG_CONNECT. Returns false when the connection was dropped. */
 static bool on_packet(struct loop *L, struct conn *cn, size_t n, int memfd)
 {
@@ -526,18 +528,21 @@ static size_t count_new_conns(const struct loop *L)
 
 /* Before the run ends: a process may have connected and said hello (and exited since) while
  * the launcher's close overtook its packets, still queued in the listen backlog or unread on a
- * new connection. Takes them in; true when that changed anything, so the run goes on (a peer
- * that connected and says nothing does not hold the end back). */
+ * new connection. Takes them in; true when that changed anything, so the run goes on: a
+ * connection taken (accepted, or passed on one read here: a fork child's), or one that spoke
+ * (a peer that connected and says nothing does not hold the end back). */
 static bool take_pending(struct loop *L)
 {
-	bool accepted = L->listening && on_accept(L) > 0;
+	uint64_t added = L->conns_added;
+	if (L->listening)
+		on_accept(L);
 	size_t before = count_new_conns(L);
 	for (struct conn *cn = L->conns, *next; cn; cn = next) {
 		next = cn->next;
 		if (cn->kind == CONN_NEW)
 			on_readable(L, cn);
 	}
-	return accepted || count_new_conns(L) < before;
+	return L->conns_added != added || count_new_conns(L) < before;
 }
 
 /* ---- converting and the loop ---------------------------------------------------------- */

@@ -23,10 +23,11 @@ enum ctp_msg_type {
 	/* traced process -> collector: it started process `pid` (ctp_msg_spawned) by posix_spawn
 	 * or vfork, whose new image may say hello */
 	CTP_MSG_SPAWNED = 6,
-	/* a fork child -> collector, on the connection it inherited from its parent, with a socket
-	 * as SCM_RIGHTS: that socket is the child's own connection, on which its hello follows.
-	 * Not by the listening socket's path, which only the collector's user may reach: the
-	 * child of a server that dropped root since it started could not. */
+	/* traced process -> collector, with a socket as SCM_RIGHTS: a new connection, on which a
+	 * hello follows: a fork child's (sent on the connection it inherited from its parent), or
+	 * that of the image an exec or posix_spawn is about to start, when that image could not
+	 * reach the listening socket's path, which only the collector's user may (a server that
+	 * changed its user since it started) */
 	CTP_MSG_CONNECT = 7,
 };
 
