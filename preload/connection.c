@@ -1,6 +1,9 @@
-/* The connection to the collector: a hello that hands over the segment's memfd, and the rare
- * wakeup byte. Raw syscalls throughout, so that none of the preload's own I/O hooks (and no
- * stdio) is involved. The socket is moved to a high fd and closed on exec. */
+/* The connection to the collector: a hello that hands over the segment's memfd, the rare
+ * wakeup byte, and the notices. The first process connects by the socket's path; a fork child
+ * through its parent's connection, and a new image that could not reach the path through one
+ * handed across its exec (ctp/CTP.md "Connection"). Raw syscalls throughout, so that none of
+ * the preload's own I/O hooks (and no stdio) is involved. The socket is moved to a high fd and
+ * closed on exec. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
