@@ -495,10 +495,9 @@ static void on_readable(struct loop *L, struct conn *cn)
 	}
 }
 
-/* Returns how many connections it took. */
-static int on_accept(struct loop *L)
+/* Takes every connection waiting on the socket. */
+static void on_accept(struct loop *L)
 {
-	int taken = 0;
 	for (;;) {
 		int fd = accept4(L->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
@@ -512,9 +511,9 @@ static int on_accept(struct loop *L)
 				epoll_ctl(L->ep, EPOLL_CTL_DEL, L->lfd, NULL);
 				L->listening = false;
 			}
-			return taken;
+			return;
 		}
-		taken += add_conn(L, fd);
+		add_conn(L, fd);
 	}
 }
 
