@@ -1,8 +1,9 @@
 # While every CPU is busy, the collector holds conversion back, so that the traced program has the
 # CPUs (collector/convert_pacing.h), and the trace loses nothing by it: four processes, one
 # after another under one ctp-run, each make 100,000 switches while a busy loop runs on every CPU;
-# each one's switches are all in the trace, and the summary says that conversion held back. With
-# CTP_HOLD_MS=0 it never does, and a bad CTP_HOLD_MS is named and ignored.
+# each one's switches are all in the trace, and the summary says that conversion held back. A short
+# run's holds are too short to name. With CTP_HOLD_MS=0 it never holds, and a bad CTP_HOLD_MS is
+# named and ignored.
 source "$CTP_SOURCE_DIR/test/integration/lib.sh"
 
 ROUNDS=50000 # 100,000 switches of 48 bytes a process: its ring holds them if the harvester waits
@@ -24,6 +25,12 @@ expect_eq "nothing was lost" 0 "$(q busy '[.[] | select(.type == "loss")] | leng
 check "the summary says conversion held back for the busy CPUs" \
 	grep -q '^ctp: the CPUs were busy: conversion held back [0-9]* times\?, [0-9.]* s in all' \
 	"$WORK/busy.err"
+
+# A short run holds for a few ms at most, which delayed nothing a user could see: no line.
+trace short -- "$PROGRAMS/pingpong_count" 10
+expect_eq "(short run) it ended well" 0 "$status"
+check "(short run) the summary does not name holds of a few ms" \
+	bash -c '! grep -q "held back" "$1"' sh "$WORK/short.err"
 
 CTP_HOLD_MS=0 trace never -- "$PROGRAMS/pingpong_count" "$ROUNDS"
 expect_eq "(CTP_HOLD_MS=0) the run ended well" 0 "$status"
