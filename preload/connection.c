@@ -345,9 +345,11 @@ int ctp_connection_for_exec(void)
 {
 	int saved = errno;
 	int fd = -1;
+	/* A vfork child (of this process: it runs in its memory) has a copy of the connection and
+	 * writes nothing here but on its own stack and fds: it may hand one over too. */
+	uint32_t traced_pid = (uint32_t)syscall(ctp_in_vfork_child() ? SYS_getppid : SYS_getpid);
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING ||
-	    ctp_in_vfork_child() || (uint32_t)syscall(SYS_getpid) != ctp_proc.pid ||
-	    !ctp_own_fd_valid(&sock) || path_reachable())
+	    traced_pid != ctp_proc.pid || !ctp_own_fd_valid(&sock) || path_reachable())
 		goto out;
 	int pair[2];
 	if (syscall(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,

@@ -11,8 +11,9 @@
 CTP_HIDDEN bool ctp_connection_open(void);
 /* The variable that hands a connection across an exec (ctp_connection_for_exec). */
 #define CTP_CONNECTION_FD_VAR "CTP_CONNECTION_FD"
-/* Before an exec in the process itself: when the new image could not reach the collector's
- * socket by its path (the process changed its user since tracing began, or its root), a
+/* Before an exec in the process itself or in its vfork child: when the new image could not
+ * reach the collector's socket by its path (the process changed its user since tracing began,
+ * or its root), a
  * connection for it, made as a fork child's is (CTP_MSG_CONNECT), at a high fd left open
  * across the exec, which CTP_CONNECTION_FD names to the new image. -1 when the path will do,
  * or on failure. ctp_connection_exec_failed(fd) closes it when the exec failed. */

@@ -143,27 +143,38 @@ static char **fill_environment(char *const envp[], void *mem, bool same_process,
 	return out;
 }
 
-/* The environment to exec with. In the process itself it is built in fresh pages (the exec frees
- * them; release_environment when the exec failed), with a connection handed over in *handover
- * where the new image needs one (else -1). A vfork child must not map anything (the pages would
- * stay in its parent): it passes the program's environment on when it has all that tracing
- * needs, else builds it in `stack_mem`, room its caller made on its own stack. */
+/* A connection made for the new image that its environment cannot name: closed, so that the
+ * image does not inherit an fd it cannot know of. */
+static void drop_handover(int *handover)
+{
+	ctp_connection_exec_failed(*handover);
+	*handover = -1;
+}
+
+/* The environment to exec with, naming the connection *handover (from ctp_connection_for_exec,
+ * -1 for none; dropped when there is no room to name it). In the process itself it is built in
+ * fresh pages (the exec frees them; release_environment when the exec failed). A vfork child
+ * must not map anything (the pages would stay in its parent): it passes the program's
+ * environment on when it has all that tracing needs and no connection to name, else builds it
+ * in `stack_mem`, room its caller made on its own stack. */
 static char **child_environment(char *const envp[], void *stack_mem, int *handover)
 {
-	*handover = -1;
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
 		return (char **)envp;
 	if (ctp_in_vfork_child()) {
-		if (!lacks_tracing(envp) || !stack_mem)
+		if (!stack_mem) {
+			drop_handover(handover);
 			return (char **)envp;
-		return fill_environment(envp, stack_mem, false, -1);
+		}
+		return fill_environment(envp, stack_mem, false, *handover);
 	}
 	bool same_process = (uint32_t)syscall(SYS_getpid) == ctp_proc.pid;
 	void *mem = mmap(NULL, child_environment_bytes(envp), PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
+	if (mem == MAP_FAILED) {
+		drop_handover(handover);
 		return (char **)envp;
-	*handover = ctp_connection_for_exec();
+	}
 	return fill_environment(envp, mem, same_process, *handover);
 }
 
@@ -179,20 +190,26 @@ static void release_environment(char **env, char *const envp[], int handover)
 }
 
 /* Room for a vfork child's environment on its stack, in the hook's own frame; none when it is
- * not a vfork child or the environment would not fit in what a small stack can spare. */
+ * not a vfork child, when the program's environment will do (it has what tracing needs and
+ * there is no connection to name), or when it would not fit in what a small stack can spare. */
 enum { VFORK_ENV_MAX = 64 * 1024 };
-#define VFORK_ENV_ROOM(envp)                                                                       \
-	(ctp_in_vfork_child() && lacks_tracing(envp) &&                                            \
+#define VFORK_ENV_ROOM(envp, handover)                                                             \
+	(ctp_in_vfork_child() && (lacks_tracing(envp) || (handover) >= 0) &&                       \
 			 child_environment_bytes(envp) <= VFORK_ENV_MAX                            \
 		 ? __builtin_alloca(child_environment_bytes(envp))                                 \
 		 : NULL)
+
+/* Declares `handover` and `env`, the connection and environment a new image gets (a macro: a
+ * vfork child's room is made in the hook's own frame). */
+#define CHILD_ENVIRONMENT(envp, env, handover)                                                     \
+	int handover = ctp_connection_for_exec();                                                  \
+	char **env = child_environment(envp, VFORK_ENV_ROOM(envp, handover), &handover)
 
 CTP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execve);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	int handover;
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
+	CHILD_ENVIRONMENT(envp, env, handover);
 	int rc = real_execve(path, argv, env);
 	release_environment(env, envp, handover);
 	return rc;
@@ -207,8 +224,7 @@ CTP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execvpe);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	int handover;
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
+	CHILD_ENVIRONMENT(envp, env, handover);
 	int rc = real_execvpe(file, argv, env);
 	release_environment(env, envp, handover);
 	return rc;
@@ -223,8 +239,7 @@ CTP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	CTP_REAL(fexecve);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	int handover;
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
+	CHILD_ENVIRONMENT(envp, env, handover);
 	int rc = real_fexecve(fd, argv, env);
 	release_environment(env, envp, handover);
 	return rc;
@@ -235,8 +250,7 @@ CTP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 {
 	CTP_REAL(execveat);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	int handover;
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
+	CHILD_ENVIRONMENT(envp, env, handover);
 	int rc = real_execveat(dirfd, path, argv, env, flags);
 	release_environment(env, envp, handover);
 	return rc;
@@ -316,8 +330,7 @@ CTP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	CTP_REAL(posix_spawn);
-	int handover;
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
+	CHILD_ENVIRONMENT(envp, env, handover);
 	int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
 	release_environment(env, envp, handover);
 	announce_spawned(rc, pid);
@@ -328,8 +341,7 @@ CTP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	CTP_REAL(posix_spawnp);
-	int handover;
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp), &handover);
+	CHILD_ENVIRONMENT(envp, env, handover);
 	int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
 	release_environment(env, envp, handover);
 	announce_spawned(rc, pid);

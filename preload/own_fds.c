@@ -66,12 +66,15 @@ void ctp_own_fd_register(int *slot)
 		o->dev = o->ino = 0;
 }
 
-/* Whether o's fd still names the file it was made for; forgets it when not. */
+/* Whether o's fd still names the file it was made for; forgets it when not, except in a vfork
+ * child: its fd table is its own, but its memory is its parent's, whose fd is still ours. */
 static bool still_ours(struct own_fd *o, int fd)
 {
 	uint64_t dev, ino;
 	if (identity(fd, &dev, &ino) && dev == o->dev && ino == o->ino)
 		return true;
+	if (ctp_in_vfork_child())
+		return false;
 	int expected = fd;
 	if (__atomic_compare_exchange_n(o->slot, &expected, -1, false, __ATOMIC_RELAXED,
 					__ATOMIC_RELAXED))
@@ -88,8 +91,11 @@ bool ctp_own_fd_valid(int *slot)
 
 bool ctp_own_fd(int fd)
 {
-	if (fd < 0 || ctp_in_vfork_child())
-		return false; /* a vfork child's fd table is its own: it closes its copies */
+	/* A vfork child's copies are spared too: all are close-on-exec, and the exec hooks may
+	 * still need the connection (ctp_connection_for_exec) after the child closed every fd
+	 * it does not pass on, as Python's subprocess does. */
+	if (fd < 0)
+		return false;
 	for (int i = 0; i < own_count; i++)
 		if (__atomic_load_n(own[i].slot, __ATOMIC_RELAXED) == fd)
 			return still_ours(&own[i], fd);
@@ -148,7 +154,7 @@ int ctp_own_fd_close_range(unsigned first, unsigned last, int flags,
 		/* The lowest of our fds inside [from, last], if any. */
 		unsigned next = last;
 		bool found = false;
-		for (int i = 0; i < own_count && !ctp_in_vfork_child(); i++) {
+		for (int i = 0; i < own_count; i++) { /* spared in a vfork child too: ctp_own_fd */
 			int fd = __atomic_load_n(own[i].slot, __ATOMIC_RELAXED);
 			if (fd >= 0 && (unsigned)fd >= from && (unsigned)fd <= last &&
 			    (!found || (unsigned)fd < next) && still_ours(&own[i], fd)) {

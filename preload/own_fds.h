@@ -11,7 +11,8 @@
 CTP_HIDDEN void ctp_own_fd_register(int *slot);
 /* Whether fd is one of ours (checked by the file's identity, not the number alone). */
 CTP_HIDDEN bool ctp_own_fd(int fd);
-/* Whether the fd in a registered slot is still ours; sets the slot to -1 when it is not. */
+/* Whether the fd in a registered slot is still ours; sets the slot to -1 when it is not (but
+ * not in a vfork child, which shares its parent's slots). */
 CTP_HIDDEN bool ctp_own_fd_valid(int *slot);
 /* Moves a new fd of the preload's out of the range programs use (>= 900), close-on-exec. */
 CTP_HIDDEN int ctp_own_fd_move_high(int fd);

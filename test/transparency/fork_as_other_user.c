@@ -1,14 +1,15 @@
 /* A server that starts as root, drops to another user and then forks its workers, as icinga2
  * and many daemons do: the process changes to user and group nobody, makes a few switches,
  * forks a worker that makes its own, forks a helper that execs this program again (which makes
- * its switches and exits 4), and posix_spawns it (which does the same and exits 5); each waits
- * for its children and prints how they ended. The tracer's socket is its user's alone (root's):
- * the children and the new images must reach the collector all the same, without a change the
- * program could see (a line on stderr among them).
+ * its switches and exits 4), posix_spawns it (which does the same and exits 5), and vforks a
+ * child that closes its fds and execs it (exits 6), as Python's subprocess does; each waits
+ * for its children and prints how they ended. The tracer's socket is its user's alone
+ * (root's): the children and the new images must reach the collector all the same, without a
+ * change the program could see (a line on stderr among them).
  *
  * Run as root (it changes its user); exits 2 otherwise, saying why.
  *
- *   fork_as_other_user [execd | spawned]   (the two latter: the program run again) */
+ *   fork_as_other_user [execd | spawned | vforked]   (the program run again) */
 #define _GNU_SOURCE
 #include <grp.h>
 #include <spawn.h>
@@ -94,6 +95,19 @@ static void worker(void)
 		exit(2);
 	}
 	wait_child("spawned", pid);
+	fflush(stdout);
+	pid = vfork();
+	if (pid < 0) {
+		perror("vfork");
+		exit(2);
+	}
+	if (pid == 0) {
+		/* Every fd but the standard ones closed before the exec, as Python's does. */
+		close_range(3, ~0U, 0);
+		execl(self, "fork_as_other_user", "vforked", (char *)NULL);
+		_exit(127);
+	}
+	wait_child("vforked", pid);
 }
 
 int main(int argc, char **argv)
@@ -101,7 +115,7 @@ int main(int argc, char **argv)
 	self = argv[0];
 	if (argc > 1) {
 		ping_pong();
-		return strcmp(argv[1], "execd") == 0 ? 4 : 5;
+		return strcmp(argv[1], "execd") == 0 ? 4 : strcmp(argv[1], "spawned") == 0 ? 5 : 6;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "fork_as_other_user: must run as root, to change its user\n");
