@@ -25,6 +25,9 @@
 #include "preload/threads.h"
 
 static int sock = -1;
+/* The connection was passed to the collector over another (a fork child's over its parent's, an
+ * image's over the one it replaced), not made by the socket's path (ctp_connection_for_exec). */
+static bool connection_passed;
 
 /* Appends the contents of /proc/self/<name> (NUL-separated strings) at buf[*len]. Returns the
  * number of strings appended. */
@@ -257,11 +260,13 @@ bool ctp_connection_open(void)
 	int handed = inherited < 0 ? connection_from_exec(&collector) : -1;
 	sock = -1;
 	if (inherited >= 0 && connect_through_parent(inherited, &budget, &collector)) {
-		/* connected */
+		connection_passed = true;
 	} else if (handed >= 0) {
 		sock = handed;
+		connection_passed = true;
 	} else if (connect_by_path(ctp_proc.config.socket_path, &budget)) {
 		collector = collector_pid(sock);
+		connection_passed = false;
 	} else {
 		goto out;
 	}
@@ -341,15 +346,21 @@ static bool path_reachable(void)
 	return rc == 0 || errno == ENOSYS;
 }
 
-int ctp_connection_for_exec(void)
+int ctp_connection_for_exec(const struct ctp_exec_target *target)
 {
 	int saved = errno;
 	int fd = -1;
 	/* A vfork child (of this process: it runs in its memory) has a copy of the connection and
 	 * writes nothing here but on its own stack and fds: it may hand one over too. */
 	uint32_t traced_pid = (uint32_t)syscall(ctp_in_vfork_child() ? SYS_getppid : SYS_getpid);
+	/* The new image connects by the path when it can, unless this process's own connection
+	 * was passed over another: the collector takes a passed connection in only once it has
+	 * read the one it came over, and may not have yet; the new image's hello, by the path,
+	 * would then come first, and the trace would list the image before the one it replaced.
+	 * Passed over this connection, it comes after. */
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING ||
-	    traced_pid != ctp_proc.pid || !ctp_own_fd_valid(&sock) || path_reachable())
+	    traced_pid != ctp_proc.pid || !ctp_own_fd_valid(&sock) ||
+	    (!connection_passed && path_reachable()) || !ctp_exec_target_traceable(target))
 		goto out;
 	int pair[2];
 	if (syscall(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,

@@ -199,17 +199,17 @@ enum { VFORK_ENV_MAX = 64 * 1024 };
 		 ? __builtin_alloca(child_environment_bytes(envp))                                 \
 		 : NULL)
 
-/* Declares `handover` and `env`, the connection and environment a new image gets (a macro: a
- * vfork child's room is made in the hook's own frame). */
-#define CHILD_ENVIRONMENT(envp, env, handover)                                                     \
-	int handover = ctp_connection_for_exec();                                                  \
+/* Declares `handover` and `env`, the connection and environment the image of `target` gets (a
+ * macro: a vfork child's room is made in the hook's own frame). */
+#define CHILD_ENVIRONMENT(target, envp, env, handover)                                             \
+	int handover = ctp_connection_for_exec(&(target));                                         \
 	char **env = child_environment(envp, VFORK_ENV_ROOM(envp, handover), &handover)
 
 CTP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execve);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	CHILD_ENVIRONMENT(envp, env, handover);
+	CHILD_ENVIRONMENT(CTP_EXEC_PATH(path), envp, env, handover);
 	int rc = real_execve(path, argv, env);
 	release_environment(env, envp, handover);
 	return rc;
@@ -224,7 +224,7 @@ CTP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	CTP_REAL(execvpe);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	CHILD_ENVIRONMENT(envp, env, handover);
+	CHILD_ENVIRONMENT(CTP_EXEC_SEARCH(file), envp, env, handover);
 	int rc = real_execvpe(file, argv, env);
 	release_environment(env, envp, handover);
 	return rc;
@@ -239,7 +239,7 @@ CTP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	CTP_REAL(fexecve);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	CHILD_ENVIRONMENT(envp, env, handover);
+	CHILD_ENVIRONMENT(CTP_EXEC_FD(fd), envp, env, handover);
 	int rc = real_fexecve(fd, argv, env);
 	release_environment(env, envp, handover);
 	return rc;
@@ -250,7 +250,7 @@ CTP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 {
 	CTP_REAL(execveat);
 	ctp_connection_send_exec(); /* just before the image is replaced */
-	CHILD_ENVIRONMENT(envp, env, handover);
+	CHILD_ENVIRONMENT(CTP_EXEC_AT(dirfd, path, flags), envp, env, handover);
 	int rc = real_execveat(dirfd, path, argv, env, flags);
 	release_environment(env, envp, handover);
 	return rc;
@@ -330,7 +330,7 @@ CTP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	CTP_REAL(posix_spawn);
-	CHILD_ENVIRONMENT(envp, env, handover);
+	CHILD_ENVIRONMENT(CTP_EXEC_PATH(path), envp, env, handover);
 	int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
 	release_environment(env, envp, handover);
 	announce_spawned(rc, pid);
@@ -341,7 +341,7 @@ CTP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	CTP_REAL(posix_spawnp);
-	CHILD_ENVIRONMENT(envp, env, handover);
+	CHILD_ENVIRONMENT(CTP_EXEC_SEARCH(file), envp, env, handover);
 	int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
 	release_environment(env, envp, handover);
 	announce_spawned(rc, pid);

@@ -1,18 +1,22 @@
 /* A server that starts as root, drops to another user and then forks its workers, as icinga2
- * and many daemons do: the process changes to user and group nobody, makes a few switches,
- * forks a worker that makes its own, forks a helper that execs this program again (which makes
- * its switches and exits 4), posix_spawns it (which does the same and exits 5), and vforks a
- * child that closes its fds and execs it (exits 6), as Python's subprocess does; each waits
- * for its children and prints how they ended. The tracer's socket is its user's alone
- * (root's): the children and the new images must reach the collector all the same, without a
- * change the program could see (a line on stderr among them).
+ * and many daemons do: the process changes to user and group nobody, makes a few switches, runs
+ * this program again through a shell with system() (which makes its switches and exits 7) and
+ * with popen() (prints a line, exits 8), then forks a worker that makes its own, forks a helper
+ * that execs this program again (exits 4), posix_spawns it (exits 5), vforks a child that
+ * closes its fds and execs it (exits 6), as Python's subprocess does, and posix_spawns each
+ * PROBE (fd_probe.c: programs that cannot load the preload); each waits for its children and
+ * prints how they ended. The tracer's socket is its user's alone (root's): the children and the
+ * new images must reach the collector all the same, without a change the program could see (a
+ * line on stderr among them).
  *
  * Run as root (it changes its user); exits 2 otherwise, saying why.
  *
- *   fork_as_other_user [execd | spawned | vforked]   (the program run again) */
+ *   fork_as_other_user [--no-shell] [PROBE...]   (--no-shell: without system() and popen())
+ *   fork_as_other_user execd | spawned | vforked | shelled | popened   (the program run again) */
 #define _GNU_SOURCE
 #include <grp.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@ extern char **environ;
 static ucontext_t main_ctx, co_ctx;
 static char *self; /* argv[0]: an absolute path, as the harness runs it */
 static char co_stack[64 * 1024];
+static char **probes; /* PROBE...: absolute paths */
 
 static void co_body(void)
 {
@@ -82,21 +87,26 @@ static void helper(void)
 	perror("execl");
 }
 
+/* Starts path with posix_spawn, waits for it and prints how it ended, as `name`. */
+static void spawn_and_wait(const char *name, const char *path, char *argv[])
+{
+	pid_t pid;
+	fflush(stdout);
+	int rc = posix_spawn(&pid, path, NULL, NULL, argv, environ);
+	if (rc != 0) {
+		fprintf(stderr, "posix_spawn %s: %s\n", path, strerror(rc));
+		exit(2);
+	}
+	wait_child(name, pid);
+}
+
 static void worker(void)
 {
 	ping_pong();
 	run_child("helper", helper, 2);
-	pid_t pid;
-	char *argv[] = {"fork_as_other_user", "spawned", NULL};
+	spawn_and_wait("spawned", self, (char *[]){"fork_as_other_user", "spawned", NULL});
 	fflush(stdout);
-	int rc = posix_spawn(&pid, self, NULL, NULL, argv, environ);
-	if (rc != 0) {
-		fprintf(stderr, "posix_spawn: %s\n", strerror(rc));
-		exit(2);
-	}
-	wait_child("spawned", pid);
-	fflush(stdout);
-	pid = vfork();
+	pid_t pid = vfork();
 	if (pid < 0) {
 		perror("vfork");
 		exit(2);
@@ -108,15 +118,53 @@ static void worker(void)
 		_exit(127);
 	}
 	wait_child("vforked", pid);
+	for (char **probe = probes; *probe; probe++)
+		spawn_and_wait("probe", *probe, (char *[]){*probe, NULL});
+}
+
+/* The program run again by a shell that glibc starts itself (posix_spawn inside libc). */
+static void through_shell(void)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "exec '%s' shelled", self);
+	fflush(stdout);
+	int ws = system(cmd);
+	printf("shelled: exit %d\n", WEXITSTATUS(ws));
+	snprintf(cmd, sizeof(cmd), "exec '%s' popened", self);
+	FILE *f = popen(cmd, "r");
+	if (!f) {
+		perror("popen");
+		exit(2);
+	}
+	char line[64];
+	while (fgets(line, sizeof(line), f))
+		printf("popen read: %s", line);
+	ws = pclose(f);
+	printf("popened: exit %d\n", WEXITSTATUS(ws));
+}
+
+/* The exit status of the program run again as `role`. */
+static int rerun(const char *role)
+{
+	static const char *const roles[] = {"execd", "spawned", "vforked", "shelled", "popened"};
+	ping_pong();
+	if (strcmp(role, "popened") == 0)
+		printf("hello from popened\n");
+	for (int i = 0; i < (int)(sizeof(roles) / sizeof(roles[0])); i++)
+		if (strcmp(role, roles[i]) == 0)
+			return 4 + i;
+	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	self = argv[0];
-	if (argc > 1) {
-		ping_pong();
-		return strcmp(argv[1], "execd") == 0 ? 4 : strcmp(argv[1], "spawned") == 0 ? 5 : 6;
-	}
+	bool shell = true;
+	if (argc > 1 && strcmp(argv[1], "--no-shell") == 0)
+		shell = false;
+	else if (argc > 1 && argv[1][0] != '/')
+		return rerun(argv[1]);
+	probes = argv + 1 + !shell;
 	if (geteuid() != 0) {
 		fprintf(stderr, "fork_as_other_user: must run as root, to change its user\n");
 		return 2;
@@ -127,6 +175,8 @@ int main(int argc, char **argv)
 	}
 	printf("running as uid %d, gid %d\n", (int)getuid(), (int)getgid());
 	ping_pong();
+	if (shell)
+		through_shell();
 	run_child("worker", worker, 3);
 	return 0;
 }
