@@ -12,6 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ctp/run_dir_base.h"
+
 #define CTP_COLLECTOR_NAME "ctp-collector"
 #define CTP_PRELOAD_NAME "libctp_preload.so"
 
@@ -189,13 +191,12 @@ int ctp_run_check_program(const char *program, char **found)
 
 char *ctp_run_make_dir(void)
 {
-	const char *bases[] = {getenv("XDG_RUNTIME_DIR"), getenv("TMPDIR"), "/tmp"};
+	const char *bases[CTP_RUN_DIR_BASES];
+	size_t count = ctp_run_dir_bases(bases);
 	struct sockaddr_un sun;
 	int last_err = 0;
-	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+	for (size_t i = 0; i < count; i++) {
 		const char *base = bases[i];
-		if (base == NULL || base[0] != '/')
-			continue;
 		char *dir = NULL;
 		if (asprintf(&dir, "%s/ctp-run.XXXXXX", base) < 0)
 			return NULL;

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ctp/run_dir_base.h"
 #include "preload/autostart.h"
 #include "preload/process.h"
 
@@ -65,10 +66,9 @@ static bool find_collector(char *out, size_t size)
 
 static bool make_run_dir(char *out, size_t size)
 {
-	const char *bases[] = {getenv("XDG_RUNTIME_DIR"), getenv("TMPDIR"), "/tmp"};
-	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
-		if (!bases[i] || !*bases[i])
-			continue;
+	const char *bases[CTP_RUN_DIR_BASES];
+	size_t count = ctp_run_dir_bases(bases);
+	for (size_t i = 0; i < count; i++) {
 		int n = snprintf(out, size, "%s/ctp-%u-XXXXXX", bases[i], ctp_proc.pid);
 		if (n > 0 && (size_t)n + 8 < size && mkdtemp(out))
 			return true; /* mkdtemp makes it 0700 */

@@ -1,25 +1,32 @@
 /* A server that starts as root, drops to another user and then forks its workers, as icinga2
- * and many daemons do: the process changes to user and group nobody, makes a few switches, runs
- * this program again through a shell with system() (which makes its switches and exits 7) and
- * with popen() (prints a line, exits 8), then forks a worker that makes its own, forks a helper
- * that execs this program again (exits 4), posix_spawns it (exits 5), vforks a child that
- * closes its fds and execs it (exits 6), as Python's subprocess does, and posix_spawns each
- * PROBE (fd_probe.c: programs that cannot load the preload); each waits for its children and
- * prints how they ended. The tracer's socket is its user's alone (root's): the children and the
- * new images must reach the collector all the same, without a change the program could see (a
- * line on stderr among them).
+ * and many daemons do: the process changes to user and group nobody, makes a few switches,
+ * posix_spawns this program again (which makes its switches and exits 9), runs it through a
+ * shell with system() (exits 7) and with popen() (prints a line, exits 8), then forks a worker
+ * that makes its own, forks a helper that execs the program again (exits 4), posix_spawns it
+ * (exits 5), vforks a child that closes its fds and execs it (exits 6), as Python's subprocess
+ * does, and posix_spawns each PROBE (fd_probe.c: programs that cannot load the preload); each
+ * waits for its children and prints how they ended. The tracer's socket is its user's alone
+ * (root's): the children and the new images must reach the collector all the same, without a
+ * change the program could see (a line on stderr among them).
+ *
+ * With --hide-socket, before it changes its user the process enters a mount namespace of its
+ * own in which an empty file system covers the directory of the collector's socket (CTP_SOCKET,
+ * when traced), as a sandboxed service's view of the file system may lack it; then it runs no
+ * shell (system() and popen() cannot be traced there).
  *
  * Run as root (it changes its user); exits 2 otherwise, saying why.
  *
- *   fork_as_other_user [--no-shell] [PROBE...]   (--no-shell: without system() and popen())
- *   fork_as_other_user execd | spawned | vforked | shelled | popened   (the program run again) */
+ *   fork_as_other_user [--hide-socket] [PROBE...]
+ *   fork_as_other_user execd | spawned | vforked | shelled | popened | direct   (run again) */
 #define _GNU_SOURCE
 #include <grp.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -146,7 +153,8 @@ static void through_shell(void)
 /* The exit status of the program run again as `role`. */
 static int rerun(const char *role)
 {
-	static const char *const roles[] = {"execd", "spawned", "vforked", "shelled", "popened"};
+	static const char *const roles[] = {"execd",   "spawned", "vforked",
+					    "shelled", "popened", "direct"};
 	ping_pong();
 	if (strcmp(role, "popened") == 0)
 		printf("hello from popened\n");
@@ -156,26 +164,44 @@ static int rerun(const char *role)
 	return 2;
 }
 
+/* Covers the socket's directory, in a mount namespace of this process's (when traced). */
+static bool hide_socket_dir(void)
+{
+	const char *socket = getenv("CTP_SOCKET");
+	const char *slash = socket ? strrchr(socket, '/') : NULL;
+	if (!slash)
+		return true;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - socket), socket);
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("empty", dir, "tmpfs", 0, NULL) != 0) {
+		perror("fork_as_other_user: hiding the socket's directory");
+		return false;
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
-	bool shell = true;
-	if (argc > 1 && strcmp(argv[1], "--no-shell") == 0)
-		shell = false;
-	else if (argc > 1 && argv[1][0] != '/')
+	bool hide = argc > 1 && strcmp(argv[1], "--hide-socket") == 0;
+	if (argc > 1 && !hide && argv[1][0] != '/')
 		return rerun(argv[1]);
-	probes = argv + 1 + !shell;
+	probes = argv + 1 + hide;
 	if (geteuid() != 0) {
 		fprintf(stderr, "fork_as_other_user: must run as root, to change its user\n");
 		return 2;
 	}
+	if (hide && !hide_socket_dir())
+		return 2;
 	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0) {
 		perror("fork_as_other_user: changing to nobody");
 		return 2;
 	}
 	printf("running as uid %d, gid %d\n", (int)getuid(), (int)getgid());
 	ping_pong();
-	if (shell)
+	spawn_and_wait("direct", self, (char *[]){"fork_as_other_user", "direct", NULL});
+	if (!hide)
 		through_shell();
 	run_child("worker", worker, 3);
 	return 0;

@@ -1,16 +1,18 @@
 # A server that drops root before it forks (fork_as_other_user.c): the program runs as untraced,
 # and what it starts under its new user, whose user may not reach the collector's socket, is in
-# the trace all the same, with no line on its stderr: the programs a shell runs for system() and
-# popen(), its worker and the worker's helper (forked), the program the helper execs (a second
-# image of its pid), the one the worker starts with posix_spawn and the one a vfork child of the
-# worker execs, each under its parent, with its 20 switches and its exit status. The worker also
-# starts two programs that cannot load the preload, a static one and a set-user-ID one: neither
-# may get a connection's fd or CTP_CONNECTION_FD (exec_target.c).
+# the trace all the same, with no line on its stderr: the program it posix_spawns, the programs
+# a shell runs for system() and popen(), its worker and the worker's helper (forked), the
+# program the helper execs (a second image of its pid), the one the worker starts with
+# posix_spawn and the one a vfork child of the worker execs, each under its parent, with its 20
+# switches and its exit status. The worker also starts two programs that cannot load the
+# preload, a static one and a set-user-ID one: neither may get a connection's fd or
+# CTP_CONNECTION_FD (exec_target.c).
 #
-# Twice: with the run directory in /tmp, where the change of user grants the new user the socket
-# (user_change_hooks.c) and every child connects by its path; and in a directory private to
-# root, where no grant can help and the hooks hand connections over (connection.c), which
-# system() and popen() cannot get (README, "Limits"): those two are left out there.
+# Twice. First with XDG_RUNTIME_DIR private to root, as a root login's is: the run directory
+# goes to /tmp instead (ctp/run_dir_base.h), where the change of user grants the new user the
+# socket (user_change_hooks.c) and the shells of system() and popen() connect by its path. Then
+# with the socket's directory hidden from the program (--hide-socket), where no path reaches the
+# socket: the hooks hand connections over (connection.c) and the program runs no shell.
 source "$CTP_SOURCE_DIR/test/transparency/harness.sh"
 
 # fork_user_check NAME EXPECTED-LINES EXPECTED-PROCESSES
@@ -28,7 +30,8 @@ fork_user_check() {
 				| [$images[] | select(.pid == $pid)] as $mine
 				| {pid: $pid, ppid: $mine[0].ppid, images: ($mine | length),
 					arg: ($mine[-1].argv[1] | if . as $a | ["execd", "spawned", "vforked",
-						"shelled", "popened"] | index([$a]) then . else null end)}] as $procs
+						"shelled", "popened", "direct"] | index([$a]) then . else null
+						end)}] as $procs
 			| def role($p): if $p == null then "-" elif $p.arg == "execd" then "helper"
 				elif $p.arg != null then $p.arg
 				elif any($procs[]; .pid == $p.ppid) then "worker" else "main" end;
@@ -36,33 +39,32 @@ fork_user_check() {
 				| select(.pid == $p.ppid)) // null)):\($p.images):\([$all[]
 				| select(.type == "switch" and .pid == $p.pid)] | length):\([$all[]
 				| select(.type == "exit" and .pid == $p.pid)][0].status)"}] as $lines
-			| [("main", "shelled", "popened", "worker", "helper", "spawned", "vforked") as $r
+			| [("main", "direct", "shelled", "popened", "worker", "helper", "spawned",
+				"vforked") as $r
 				| $lines[] | select(.role == $r) | .line] | join(" ")')"
 		check "$name $mode: nothing said it could not reach the collector" \
 			bash -c '! grep -q "cannot reach the collector" "$1"' sh "$WORK/$name.$mode.err"
 	done
 }
 
-# The set-user-ID probe: root's, in a directory nobody may enter.
+# The set-user-ID probe: root's, in a directory every user may enter.
 probe_dir=$(mktemp -d /tmp/ctp-fd-probe.XXXXXX)
 at_exit rm -rf "$probe_dir"
 chmod 0755 "$probe_dir"
 cp "$TP_BIN/fd_probe" "$probe_dir/fd_probe_setuid"
 chmod 4755 "$probe_dir/fd_probe_setuid"
-probes=("$TP_BIN/fd_probe_static" "$probe_dir/fd_probe_setuid")
-probed=$'\nfd_probe: fds above 2: none, CTP_CONNECTION_FD unset\nprobe: exit 9'
-probed+=$probed
-
-compare fork_user --expect "exit 0" --env XDG_RUNTIME_DIR= --env TMPDIR= -- \
-	"$TP_BIN/fork_as_other_user" "${probes[@]}"
-fork_user_check fork_user \
-	$'running as uid 65534, gid 65534\nshelled: exit 7\npopen read: hello from popened\npopened: exit 8\nhelper: exit 4\nspawned: exit 5\nvforked: exit 6'"$probed"$'\nworker: exit 3' \
-	"main:-:1:20:0 shelled:main:1:20:7 popened:main:1:20:8 worker:main:1:20:3 helper:worker:2:20:4 spawned:worker:1:20:5 vforked:worker:1:20:6"
+probed=$'\nfd_probe: fds above 2: none, CTP_CONNECTION_FD unset\nprobe: exit 0'
 
 mkdir -m 0700 "$WORK/private"
-compare fork_user_private --expect "exit 0" --env XDG_RUNTIME_DIR= --env "TMPDIR=$WORK/private" -- \
-	"$TP_BIN/fork_as_other_user" --no-shell "${probes[@]}"
-fork_user_check fork_user_private \
-	$'running as uid 65534, gid 65534\nhelper: exit 4\nspawned: exit 5\nvforked: exit 6'"$probed"$'\nworker: exit 3' \
-	"main:-:1:20:0 worker:main:1:20:3 helper:worker:2:20:4 spawned:worker:1:20:5 vforked:worker:1:20:6"
+compare fork_user --expect "exit 0" --env "XDG_RUNTIME_DIR=$WORK/private" --env TMPDIR= -- \
+	"$TP_BIN/fork_as_other_user" "$TP_BIN/fd_probe_static" "$probe_dir/fd_probe_setuid"
+fork_user_check fork_user \
+	$'running as uid 65534, gid 65534\ndirect: exit 9\nshelled: exit 7\npopen read: hello from popened\npopened: exit 8\nhelper: exit 4\nspawned: exit 5\nvforked: exit 6'"$probed$probed"$'\nworker: exit 3' \
+	"main:-:1:20:0 direct:main:1:20:9 shelled:main:1:20:7 popened:main:1:20:8 worker:main:1:20:3 helper:worker:2:20:4 spawned:worker:1:20:5 vforked:worker:1:20:6"
+
+compare fork_user_hidden --expect "exit 0" --env XDG_RUNTIME_DIR= --env TMPDIR= -- \
+	"$TP_BIN/fork_as_other_user" --hide-socket
+fork_user_check fork_user_hidden \
+	$'running as uid 65534, gid 65534\ndirect: exit 9\nhelper: exit 4\nspawned: exit 5\nvforked: exit 6\nworker: exit 3' \
+	"main:-:1:20:0 direct:main:1:20:9 worker:main:1:20:3 helper:worker:2:20:4 spawned:worker:1:20:5 vforked:worker:1:20:6"
 finish
