@@ -248,6 +248,14 @@ static int connection_from_exec(int *collector)
 	return (int)fd;
 }
 
+void ctp_connection_discard_handover(void)
+{
+	int collector;
+	int fd = connection_from_exec(&collector);
+	if (fd >= 0)
+		syscall(SYS_close, fd); /* the collector drops a connection that closes unused */
+}
+
 bool ctp_connection_open(void)
 {
 	int saved_errno = errno;

@@ -10,6 +10,9 @@
 #include "preload/exec_target.h"
 
 CTP_HIDDEN bool ctp_connection_open(void);
+/* When this image will not trace: closes a connection an exec handed to it, and removes
+ * CTP_CONNECTION_FD, so that neither stays in the program. */
+CTP_HIDDEN void ctp_connection_discard_handover(void);
 /* The variable that hands a connection across an exec (ctp_connection_for_exec). */
 #define CTP_CONNECTION_FD_VAR "CTP_CONNECTION_FD"
 /* Before an exec (or posix_spawn) of `target`, in the process itself or in its vfork child: a

@@ -86,9 +86,12 @@ static bool lacks_tracing(char *const envp[])
 	return false;
 }
 
+static void drop_handover(int *handover);
+
 /* The child's environment in `mem` (child_environment_bytes(envp) of it): the program's, plus
- * what tracing needs; with the connection `handover` when it is not -1. */
-static char **fill_environment(char *const envp[], void *mem, bool same_process, int handover)
+ * what tracing needs; with the connection *handover when it is not -1 (dropped when the
+ * environment cannot name the preload: the image would not take it). */
+static char **fill_environment(char *const envp[], void *mem, bool same_process, int *handover)
 {
 	size_t count = 0;
 	for (char *const *e = envp; e && *e; e++)
@@ -103,8 +106,10 @@ static char **fill_environment(char *const envp[], void *mem, bool same_process,
 		int w = snprintf(preload, VAR_MAX, "LD_PRELOAD=%s%s%s", preload_path,
 				 old_preload && *old_preload ? ":" : "",
 				 old_preload ? old_preload : "");
-		if (w < 0 || w >= VAR_MAX)
+		if (w < 0 || w >= VAR_MAX) {
 			preload = NULL; /* too long to add to: leave the program's as it is */
+			drop_handover(handover);
+		}
 	} else {
 		preload = NULL;
 	}
@@ -116,9 +121,9 @@ static char **fill_environment(char *const envp[], void *mem, bool same_process,
 			 (unsigned long long)CTP_LOAD_RELAXED(&ctp_seg.hdr->next_coro_id));
 	}
 	char *connection = NULL;
-	if (handover >= 0) {
+	if (*handover >= 0) {
 		connection = strings + 2 * VAR_MAX;
-		snprintf(connection, VAR_MAX, "%s=%d:%d", CTP_CONNECTION_FD_VAR, handover,
+		snprintf(connection, VAR_MAX, "%s=%d:%d", CTP_CONNECTION_FD_VAR, *handover,
 			 ctp_proc.collector_pid);
 	}
 	for (char *const *e = envp; e && *e; e++) {
@@ -159,14 +164,16 @@ static void drop_handover(int *handover)
  * in `stack_mem`, room its caller made on its own stack. */
 static char **child_environment(char *const envp[], void *stack_mem, int *handover)
 {
-	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING)
+	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING) {
+		drop_handover(handover); /* tracing stopped since it was made */
 		return (char **)envp;
+	}
 	if (ctp_in_vfork_child()) {
 		if (!stack_mem) {
 			drop_handover(handover);
 			return (char **)envp;
 		}
-		return fill_environment(envp, stack_mem, false, *handover);
+		return fill_environment(envp, stack_mem, false, handover);
 	}
 	bool same_process = (uint32_t)syscall(SYS_getpid) == ctp_proc.pid;
 	void *mem = mmap(NULL, child_environment_bytes(envp), PROT_READ | PROT_WRITE,
@@ -175,7 +182,7 @@ static char **child_environment(char *const envp[], void *stack_mem, int *handov
 		drop_handover(handover);
 		return (char **)envp;
 	}
-	return fill_environment(envp, mem, same_process, *handover);
+	return fill_environment(envp, mem, same_process, handover);
 }
 
 /* After an exec that failed, or after a posix_spawn: the connection handed over is the new

@@ -132,6 +132,7 @@ static void initialize(void)
 	read_config(&ctp_proc.config);
 	ctp_proc.pid = (uint32_t)getpid();
 	if (!ctp_proc.config.socket_path && !ctp_autostart_collector()) {
+		ctp_connection_discard_handover();
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
@@ -139,6 +140,7 @@ static void initialize(void)
 	 * CLOCK_MONOTONIC, or differ between CPUs. */
 	ctp_proc.use_tsc = ctp_tsc_is_invariant() && ctp_kernel_trusts_tsc();
 	if (!ctp_segment_create()) {
+		ctp_connection_discard_handover();
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}

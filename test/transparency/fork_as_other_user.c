@@ -4,10 +4,11 @@
  * shell with system() (exits 7) and with popen() (prints a line, exits 8), then forks a worker
  * that makes its own, forks a helper that execs the program again (exits 4), posix_spawns it
  * (exits 5), vforks a child that closes its fds and execs it (exits 6), as Python's subprocess
- * does, and posix_spawns each PROBE (fd_probe.c: programs that cannot load the preload); each
- * waits for its children and prints how they ended. The tracer's socket is its user's alone
- * (root's): the children and the new images must reach the collector all the same, without a
- * change the program could see (a line on stderr among them).
+ * does, and posix_spawns each PROBE (fd_probe.c, programs that cannot load the preload, files
+ * that cannot be run), as does a child that only changed its effective user, before the process
+ * changed its users; each waits for its children and prints how they ended. The tracer's socket is
+ * its user's alone (root's): the children and the new images must reach the collector all the same,
+ * without a change the program could see (a line on stderr among them).
  *
  * With --hide-socket, before it changes its user the process enters a mount namespace of its
  * own in which an empty file system covers the directory of the collector's socket (CTP_SOCKET,
@@ -94,17 +95,44 @@ static void helper(void)
 	perror("execl");
 }
 
-/* Starts path with posix_spawn, waits for it and prints how it ended, as `name`. */
-static void spawn_and_wait(const char *name, const char *path, char *argv[])
+/* The path of program `name` in this program's directory. */
+static void sibling(const char *name, char *out, size_t size)
+{
+	snprintf(out, size, "%.*s/%s", (int)(strrchr(self, '/') - self), self, name);
+}
+
+/* Starts path with posix_spawn and the environment envp, waits for it and prints how it ended,
+ * as `name`. */
+static void spawn_with_env(const char *name, const char *path, char *argv[], char *envp[])
 {
 	pid_t pid;
 	fflush(stdout);
-	int rc = posix_spawn(&pid, path, NULL, NULL, argv, environ);
-	if (rc != 0) {
-		fprintf(stderr, "posix_spawn %s: %s\n", path, strerror(rc));
-		exit(2);
-	}
-	wait_child(name, pid);
+	int rc = posix_spawn(&pid, path, NULL, NULL, argv, envp);
+	if (rc != 0)
+		printf("%s: cannot start: %s\n", name, strerror(rc));
+	else
+		wait_child(name, pid);
+}
+
+/* Starts path with posix_spawn, waits for it and prints how it ended, as `name`. */
+static void spawn_and_wait(const char *name, const char *path, char *argv[])
+{
+	spawn_with_env(name, path, argv, environ);
+}
+
+/* Each PROBE, then the dynamic fd_probe beside this program with an LD_PRELOAD too long to take
+ * the preload as well. */
+static void spawn_probes(void)
+{
+	if (!*probes)
+		return;
+	for (char **probe = probes; *probe; probe++)
+		spawn_and_wait("probe", *probe, (char *[]){*probe, NULL});
+	static char long_preload[4200] = "LD_PRELOAD=/";
+	memset(long_preload + 12, 'x', sizeof(long_preload) - 13);
+	char dynamic[4200];
+	sibling("fd_probe", dynamic, sizeof(dynamic));
+	spawn_with_env("probe", dynamic, (char *[]){dynamic, NULL}, (char *[]){long_preload, NULL});
 }
 
 static void worker(void)
@@ -125,8 +153,23 @@ static void worker(void)
 		_exit(127);
 	}
 	wait_child("vforked", pid);
-	for (char **probe = probes; *probe; probe++)
-		spawn_and_wait("probe", *probe, (char *[]){*probe, NULL});
+	spawn_probes();
+}
+
+/* The PROBEs and the dynamic fd_probe, started with the effective user changed and the real one
+ * not (root): every exec of such a process is in secure-execution mode, which takes no
+ * LD_PRELOAD. */
+static void seteuid_probes(void)
+{
+	if (seteuid(NOBODY) != 0) {
+		perror("seteuid");
+		exit(2);
+	}
+	/* A dynamic program too, fd_probe beside this one: any other would load the preload. */
+	char dynamic[4200];
+	sibling("fd_probe", dynamic, sizeof(dynamic));
+	spawn_and_wait("probe", dynamic, (char *[]){dynamic, NULL});
+	spawn_probes();
 }
 
 /* The program run again by a shell that glibc starts itself (posix_spawn inside libc). */
@@ -194,6 +237,8 @@ int main(int argc, char **argv)
 	}
 	if (hide && !hide_socket_dir())
 		return 2;
+	if (*probes)
+		run_child("seteuid", seteuid_probes, 0);
 	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0) {
 		perror("fork_as_other_user: changing to nobody");
 		return 2;

@@ -4,9 +4,14 @@
 # a shell runs for system() and popen(), its worker and the worker's helper (forked), the
 # program the helper execs (a second image of its pid), the one the worker starts with
 # posix_spawn and the one a vfork child of the worker execs, each under its parent, with its 20
-# switches and its exit status. The worker also starts two programs that cannot load the
-# preload, a static one and a set-user-ID one: neither may get a connection's fd or
-# CTP_CONNECTION_FD (exec_target.c).
+# switches and its exit status. The worker, and before that a child of the main process that
+# changed its effective user only, also start probes: programs that cannot load the preload (a
+# static one, set-user-ID ones, one readable and one only executable, a script whose
+# interpreter is static; for the child, every one: its execs are all in secure-execution mode),
+# which may get neither a connection's fd nor CTP_CONNECTION_FD (exec_target.c); a dynamic one
+# that can, but not after its change of effective user (for the child), nor with an LD_PRELOAD
+# too long to add the preload to (for both); and a FIFO, which must fail to start at once, as
+# untraced.
 #
 # Twice. First with XDG_RUNTIME_DIR private to root, as a root login's is: the run directory
 # goes to /tmp instead (ctp/run_dir_base.h), where the change of user grants the new user the
@@ -29,18 +34,21 @@ fork_user_check() {
 			| [$images | map(.pid) | unique[] as $pid
 				| [$images[] | select(.pid == $pid)] as $mine
 				| {pid: $pid, ppid: $mine[0].ppid, images: ($mine | length),
+					status: [$all[] | select(.type == "exit" and .pid == $pid)][0].status,
 					arg: ($mine[-1].argv[1] | if . as $a | ["execd", "spawned", "vforked",
 						"shelled", "popened", "direct"] | index([$a]) then . else null
 						end)}] as $procs
 			| def role($p): if $p == null then "-" elif $p.arg == "execd" then "helper"
 				elif $p.arg != null then $p.arg
-				elif any($procs[]; .pid == $p.ppid) then "worker" else "main" end;
+				elif any($procs[]; .pid == $p.ppid) then
+					(if $p.status == 0 then "seteuid" else "worker" end)
+				else "main" end;
 			[$procs[] | . as $p | {role: role($p), line: "\(role($p)):\(role(first($procs[]
 				| select(.pid == $p.ppid)) // null)):\($p.images):\([$all[]
 				| select(.type == "switch" and .pid == $p.pid)] | length):\([$all[]
 				| select(.type == "exit" and .pid == $p.pid)][0].status)"}] as $lines
-			| [("main", "direct", "shelled", "popened", "worker", "helper", "spawned",
-				"vforked") as $r
+			| [("main", "seteuid", "direct", "shelled", "popened", "worker", "helper",
+				"spawned", "vforked") as $r
 				| $lines[] | select(.role == $r) | .line] | join(" ")')"
 		check "$name $mode: nothing said it could not reach the collector" \
 			bash -c '! grep -q "cannot reach the collector" "$1"' sh "$WORK/$name.$mode.err"
@@ -53,14 +61,24 @@ at_exit rm -rf "$probe_dir"
 chmod 0755 "$probe_dir"
 cp "$TP_BIN/fd_probe" "$probe_dir/fd_probe_setuid"
 chmod 4755 "$probe_dir/fd_probe_setuid"
-probed=$'\nfd_probe: fds above 2: none, CTP_CONNECTION_FD unset\nprobe: exit 0'
+cp "$TP_BIN/fd_probe" "$probe_dir/fd_probe_setuid_xonly"
+chmod 4711 "$probe_dir/fd_probe_setuid_xonly"
+printf '#!%s\n' "$TP_BIN/fd_probe_static" >"$probe_dir/static_script"
+chmod 0755 "$probe_dir/static_script"
+mkfifo -m 0666 "$probe_dir/fifo"
+probes=("$TP_BIN/fd_probe_static" "$probe_dir/fd_probe_setuid"
+	"$probe_dir/fd_probe_setuid_xonly" "$probe_dir/static_script" "$probe_dir/fifo")
+# What the probes print: the four programs, then the FIFO, then the one with the long
+# LD_PRELOAD; the child of the main process starts the dynamic fd_probe first.
+one=$'\nfd_probe: fds above 2: none, CTP_CONNECTION_FD unset\nprobe: exit 0'
+probed="$one$one$one$one"$'\nprobe: cannot start: Permission denied'
 
 mkdir -m 0700 "$WORK/private"
 compare fork_user --expect "exit 0" --env "XDG_RUNTIME_DIR=$WORK/private" --env TMPDIR= -- \
-	"$TP_BIN/fork_as_other_user" "$TP_BIN/fd_probe_static" "$probe_dir/fd_probe_setuid"
+	"$TP_BIN/fork_as_other_user" "${probes[@]}"
 fork_user_check fork_user \
-	$'running as uid 65534, gid 65534\ndirect: exit 9\nshelled: exit 7\npopen read: hello from popened\npopened: exit 8\nhelper: exit 4\nspawned: exit 5\nvforked: exit 6'"$probed$probed"$'\nworker: exit 3' \
-	"main:-:1:20:0 direct:main:1:20:9 shelled:main:1:20:7 popened:main:1:20:8 worker:main:1:20:3 helper:worker:2:20:4 spawned:worker:1:20:5 vforked:worker:1:20:6"
+	"${one#$'\n'}$probed$one"$'\nseteuid: exit 0\nrunning as uid 65534, gid 65534\ndirect: exit 9\nshelled: exit 7\npopen read: hello from popened\npopened: exit 8\nhelper: exit 4\nspawned: exit 5\nvforked: exit 6'"$probed$one"$'\nworker: exit 3' \
+	"main:-:1:20:0 seteuid:main:1:0:0 direct:main:1:20:9 shelled:main:1:20:7 popened:main:1:20:8 worker:main:1:20:3 helper:worker:2:20:4 spawned:worker:1:20:5 vforked:worker:1:20:6"
 
 compare fork_user_hidden --expect "exit 0" --env XDG_RUNTIME_DIR= --env TMPDIR= -- \
 	"$TP_BIN/fork_as_other_user" --hide-socket
