@@ -14,9 +14,11 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/posix_acl.h>
 #include <linux/posix_acl_xattr.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -43,11 +45,37 @@ static void acl_add(struct acl *a, uint16_t tag, uint32_t id, uint16_t perm)
 	a->e[a->count++] = (struct posix_acl_xattr_entry){htole16(tag), htole16(perm), htole32(id)};
 }
 
+/* A file whose ACL is read and written: by an fd when fd >= 0, else by its path, which is not
+ * followed if it is a symbolic link. */
+struct acl_file {
+	int fd;
+	const char *path;
+};
+
+static long acl_get(struct acl_file f, void *buf, size_t len)
+{
+	return f.fd >= 0 ? syscall(SYS_fgetxattr, f.fd, ACL_ACCESS_XATTR, buf, len)
+			 : syscall(SYS_lgetxattr, f.path, ACL_ACCESS_XATTR, buf, len);
+}
+
+static bool acl_set(struct acl_file f, const void *buf, size_t len)
+{
+	return (f.fd >= 0 ? syscall(SYS_fsetxattr, f.fd, ACL_ACCESS_XATTR, buf, len, 0)
+			  : syscall(SYS_lsetxattr, f.path, ACL_ACCESS_XATTR, buf, len, 0)) == 0;
+}
+
+static bool acl_stat(struct acl_file f, struct stat *st)
+{
+	return (f.fd >= 0
+			? syscall(SYS_fstat, f.fd, st)
+			: syscall(SYS_newfstatat, AT_FDCWD, f.path, st, AT_SYMLINK_NOFOLLOW)) == 0;
+}
+
 /* The file's access ACL, or the one its mode bits mean when it has none. */
-static bool acl_read(const char *path, const struct stat *st, struct acl *a)
+static bool acl_read(struct acl_file f, const struct stat *st, struct acl *a)
 {
 	a->count = 0;
-	long n = syscall(SYS_getxattr, path, ACL_ACCESS_XATTR, &a->h, sizeof(a->h) + sizeof(a->e));
+	long n = acl_get(f, &a->h, sizeof(a->h) + sizeof(a->e));
 	if (n < 0 && errno == ENODATA) {
 		acl_add(a, ACL_USER_OBJ, (uint32_t)ACL_UNDEFINED_ID, (st->st_mode >> 6) & 7);
 		acl_add(a, ACL_GROUP_OBJ, (uint32_t)ACL_UNDEFINED_ID, (st->st_mode >> 3) & 7);
@@ -90,12 +118,14 @@ static void acl_sort(struct acl *a)
 		}
 }
 
-/* Gives user `uid` the permissions `perm` on path (and widens the mask to let them through). */
-static bool grant(const char *path, uint32_t uid, uint16_t perm)
+/* Gives user `uid` the permissions `perm` on f, and widens the mask to let them through (which
+ * also lets them through for any other named entry: the run directory has none of its own, only
+ * what a default ACL of its parent's may have given it). */
+static bool grant(struct acl_file f, uint32_t uid, uint16_t perm)
 {
 	struct stat st;
 	struct acl a;
-	if (stat(path, &st) != 0 || !acl_read(path, &st, &a))
+	if (!acl_stat(f, &st) || !acl_read(f, &st, &a))
 		return false;
 	struct posix_acl_xattr_entry *user = acl_find(&a, ACL_USER, uid);
 	struct posix_acl_xattr_entry *mask = acl_find(&a, ACL_MASK, 0);
@@ -119,23 +149,31 @@ static bool grant(const char *path, uint32_t uid, uint16_t perm)
 		acl_add(&a, ACL_MASK, (uint32_t)ACL_UNDEFINED_ID, through);
 	}
 	acl_sort(&a);
-	return syscall(SYS_setxattr, path, ACL_ACCESS_XATTR, &a.h,
-		       sizeof(a.h) + a.count * sizeof(a.e[0]), 0) == 0;
+	return acl_set(f, &a.h, sizeof(a.h) + a.count * sizeof(a.e[0]));
 }
 
-/* Whether the socket at `path` is in a run directory ctp made and this process's user owns;
- * its directory's path in dir. */
-static bool own_run_dir(const char *path, char *dir, size_t size)
+/* The run directory of the socket at `path`, open (not through a symbolic link), if ctp made
+ * it and this process's user owns it; else -1. */
+static int open_own_run_dir(const char *path)
 {
+	char dir[4096];
 	const char *slash = path ? strrchr(path, '/') : NULL;
-	if (!slash || strcmp(slash, "/sock") != 0 || (size_t)(slash - path) >= size)
-		return false;
+	if (!slash || strcmp(slash, "/sock") != 0 || (size_t)(slash - path) >= sizeof(dir))
+		return -1;
 	memcpy(dir, path, slash - path);
 	dir[slash - path] = 0;
 	const char *name = strrchr(dir, '/');
+	if (!name || strncmp(name + 1, "ctp-", 4) != 0)
+		return -1;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, dir,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
-	return name && strncmp(name + 1, "ctp-", 4) == 0 && stat(dir, &st) == 0 &&
-	       S_ISDIR(st.st_mode) && st.st_uid == (uid_t)syscall(SYS_geteuid);
+	if (fd >= 0 &&
+	    (syscall(SYS_fstat, fd, &st) != 0 || st.st_uid != (uid_t)syscall(SYS_geteuid))) {
+		syscall(SYS_close, fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 /* Users granted already (not from a vfork child, which must not write its parent's memory). */
@@ -154,12 +192,17 @@ static void grant_new_user(uid_t uid)
 	for (int i = 0; i < __atomic_load_n(&granted_count, __ATOMIC_ACQUIRE); i++)
 		if (granted[i] == uid)
 			goto out;
-	char dir[4096];
 	const char *path = ctp_proc.config.socket_path;
-	if (!own_run_dir(path, dir, sizeof(dir)))
+	int dir = open_own_run_dir(path);
+	if (dir < 0)
 		goto out;
-	bool done = grant(dir, uid, ACL_EXECUTE) && grant(path, uid, ACL_WRITE);
-	/* Two threads may both grant the same user: a double entry costs a lookup, no more. */
+	/* Each grant reads, changes and writes an ACL: processes that change their users at once
+	 * (a server's workers, each to its own) take turns, or one's entry would be lost. */
+	syscall(SYS_flock, dir, LOCK_EX);
+	bool done = grant((struct acl_file){dir, NULL}, uid, ACL_EXECUTE) &&
+		    grant((struct acl_file){-1, path}, uid, ACL_WRITE);
+	syscall(SYS_close, dir); /* and the lock with it */
+	/* Two threads may both note the same user: it is looked up twice, no more. */
 	int n = __atomic_load_n(&granted_count, __ATOMIC_ACQUIRE);
 	if (done && !ctp_in_vfork_child() && n < MAX_GRANTED) {
 		granted[n] = uid;
