@@ -25,9 +25,10 @@ struct ctp_exec_target {
 #define CTP_EXEC_AT(fd, p, flags)                                                                  \
 	((struct ctp_exec_target){.dirfd = (fd), .path = (p), .at_flags = (flags)})
 
-/* Whether the new image will load the preload: a dynamically linked program of the preload's
- * own ELF class and machine, not run in secure-execution mode; or a script (its interpreter
- * decides, and most are dynamic); or a file it cannot read (taken as yes). Only system calls and
+/* Whether the new image will load the preload: a regular file, not run in secure-execution mode
+ * (no set-ID bit to another user or group, real and effective ids equal, no file capabilities to
+ * gain), that is a dynamically linked program of the preload's own ELF class and machine, or a
+ * script whose interpreter is one, or that it cannot read (taken as yes). Only system calls and
  * its own stack: a vfork child may ask. */
 CTP_HIDDEN bool ctp_exec_target_traceable(const struct ctp_exec_target *t);
 

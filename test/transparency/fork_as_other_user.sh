@@ -8,10 +8,10 @@
 # changed its effective user only, also start probes: programs that cannot load the preload (a
 # static one, set-user-ID ones, one readable and one only executable, a script whose
 # interpreter is static; for the child, every one: its execs are all in secure-execution mode),
-# which may get neither a connection's fd nor CTP_CONNECTION_FD (exec_target.c); a dynamic one
-# that can, but not after its change of effective user (for the child), nor with an LD_PRELOAD
-# too long to add the preload to (for both); and a FIFO, which must fail to start at once, as
-# untraced.
+# which may get neither a connection's fd nor CTP_CONNECTION_FD (exec_target.c); the dynamic
+# fd_probe, which could load it but not after the child's change of effective user, nor with an
+# LD_PRELOAD too long to add the preload to (for both); and a FIFO, which must fail to start at
+# once, as untraced.
 #
 # Twice. First with XDG_RUNTIME_DIR private to root, as a root login's is: the run directory
 # goes to /tmp instead (ctp/run_dir_base.h), where the change of user grants the new user the
