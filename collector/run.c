@@ -328,12 +328,9 @@ static int connect_control(const char *sock)
 	return fd;
 }
 
-/* The child's side of starting the app: environment, signals, exec. An exec failure goes back
- * to the launcher as an errno through the close-on-exec pipe `err_fd`. */
-static void exec_app(char **argv, const char *preload, const char *sock, int stack_depth,
-		     int err_fd)
+/* The tracing environment: the preload in LD_PRELOAD, and the collector's socket. */
+static void set_tracing_environment(const char *preload, const char *sock, int stack_depth)
 {
-	ctp_run_signals_reset_in_child();
 	const char *old = getenv("LD_PRELOAD");
 	char *ld_preload = NULL;
 	if (old != NULL && old[0] != '\0') {
@@ -347,6 +344,17 @@ static void exec_app(char **argv, const char *preload, const char *sock, int sta
 		snprintf(depth, sizeof(depth), "%d", stack_depth);
 		setenv("CTP_STACK_DEPTH", depth, 1);
 	}
+}
+
+/* The child's side of starting the app: environment (none of tracing without a `preload`: its
+ * loader could not take it), signals, exec. An exec failure goes back to the launcher as an
+ * errno through the close-on-exec pipe `err_fd`. */
+static void exec_app(char **argv, const char *preload, const char *sock, int stack_depth,
+		     int err_fd)
+{
+	ctp_run_signals_reset_in_child();
+	if (preload != NULL)
+		set_tracing_environment(preload, sock, stack_depth);
 	execvp(argv[0], argv);
 	int err = errno;
 	ssize_t ignored = write(err_fd, &err, sizeof(err));
@@ -469,7 +477,7 @@ int main(int argc, char **argv)
 	rc = ctp_run_check_program(o.argv[0], &program_path);
 	if (rc != 0)
 		return rc;
-	ctp_run_warn_untraceable(program_path);
+	bool carries_preload = ctp_run_warn_untraceable(program_path);
 	free(program_path);
 	char *collector_path, *preload_path;
 	if (!ctp_run_find_parts(&collector_path, &preload_path))
@@ -499,7 +507,8 @@ int main(int argc, char **argv)
 		collector = -1;
 	}
 	if (collector > 0) {
-		pid_t app = start_app(o.argv, preload_path, sock, o.stack_depth);
+		pid_t app = start_app(o.argv, carries_preload ? preload_path : NULL, sock,
+				      o.stack_depth);
 		if (app > 0) {
 			bool gone = false;
 			int app_status = wait_app(app, collector, &gone);

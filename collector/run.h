@@ -26,8 +26,10 @@ bool ctp_run_find_parts(char **collector, char **preload);
 int ctp_run_check_program(const char *program, char **found);
 
 /* Warns on stderr when the dynamic loader would run `path` (as found above) without the preload:
- * statically linked, not x86-64, or a privileged exec (run_untraceable.c). */
-void ctp_run_warn_untraceable(const char *path);
+ * statically linked, a loader of another kind, or secure execution (run_untraceable.c). Returns
+ * whether the program's environment is to carry the preload: not when its loader cannot take
+ * it. */
+bool ctp_run_warn_untraceable(const char *path);
 
 /* Makes a private directory (mode 0700, unpredictable name) under $XDG_RUNTIME_DIR, $TMPDIR
  * or /tmp, short enough to hold a Unix socket path `<dir>/sock`. NULL after printing why. */

@@ -354,7 +354,7 @@ static bool path_reachable(void)
 	return rc == 0 || errno == ENOSYS;
 }
 
-int ctp_connection_for_exec(const struct ctp_exec_target *target)
+int ctp_connection_for_exec(bool loads_preload)
 {
 	int saved = errno;
 	int fd = -1;
@@ -366,9 +366,10 @@ int ctp_connection_for_exec(const struct ctp_exec_target *target)
 	 * read the one it came over, and may not have yet; the new image's hello, by the path,
 	 * would then come first, and the trace would list the image before the one it replaced.
 	 * Passed over this connection, it comes after. */
-	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING ||
+	if (!loads_preload ||
+	    __atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING ||
 	    traced_pid != ctp_proc.pid || !ctp_own_fd_valid(&sock) ||
-	    (!connection_passed && path_reachable()) || !ctp_exec_target_traceable(target))
+	    (!connection_passed && path_reachable()))
 		goto out;
 	int pair[2];
 	if (syscall(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,

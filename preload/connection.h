@@ -7,7 +7,6 @@
 #include <stdbool.h>
 
 #include "preload/compiler.h"
-#include "preload/exec_target.h"
 
 CTP_HIDDEN bool ctp_connection_open(void);
 /* When this image will not trace: closes a connection an exec handed to it, and removes
@@ -15,15 +14,15 @@ CTP_HIDDEN bool ctp_connection_open(void);
 CTP_HIDDEN void ctp_connection_discard_handover(void);
 /* The variable that hands a connection across an exec (ctp_connection_for_exec). */
 #define CTP_CONNECTION_FD_VAR "CTP_CONNECTION_FD"
-/* Before an exec (or posix_spawn) of `target`, in the process itself or in its vfork child: a
+/* Before an exec (or posix_spawn) of an image, in the process itself or in its vfork child: a
  * connection for the new image, made as a fork child's is (CTP_MSG_CONNECT), at a high fd left
  * open across the exec, which CTP_CONNECTION_FD names to the new image; when the image could
  * not reach the collector's socket by its path (the process changed its user since tracing
  * began, or its root), or when this process's own connection was passed over another (which
- * keeps the images in order). -1 when the path will do, when the target will not load the
- * preload (exec_target.h), or on failure. ctp_connection_exec_failed(fd) closes it when the
- * exec failed. */
-CTP_HIDDEN int ctp_connection_for_exec(const struct ctp_exec_target *target);
+ * keeps the images in order). -1 when the path will do, when the image will not load the
+ * preload (`loads_preload` false: exec_target.h), or on failure. ctp_connection_exec_failed(fd)
+ * closes it when the exec failed. */
+CTP_HIDDEN int ctp_connection_for_exec(bool loads_preload);
 CTP_HIDDEN void ctp_connection_exec_failed(int fd);
 CTP_HIDDEN void ctp_connection_wake(void);
 CTP_HIDDEN void ctp_connection_send_exec(void);

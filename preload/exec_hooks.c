@@ -4,8 +4,11 @@
  * own). Before an exec the collector is told, so that it ends the old image without an `exit`
  * line; CTP_CORO_BASE carries the next coroutine id across it, so that ids stay unique within
  * the pid; and CTP_CONNECTION_FD a connection, when the new image could not reach the
- * collector's socket by its path (connection.h). glibc's exec* functions call execve internally,
- * not through the PLT: each is hooked. */
+ * collector's socket by its path (connection.h). A new image whose loader cannot take the
+ * preload (another ELF class, machine or C library: exec_target.h) gets the program's
+ * environment with the preload taken out of LD_PRELOAD instead: glibc's i386 loader would print
+ * an error into the program's stderr, musl's would not start it at all. glibc's exec* functions
+ * call execve internally, not through the PLT: each is hooked. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include "preload/compiler.h"
 #include "preload/connection.h"
 #include "preload/exec_hooks.h"
+#include "preload/exec_target.h"
 #include "preload/process.h"
 #include "preload/real.h"
 #include "preload/segment.h"
@@ -70,6 +74,41 @@ static size_t child_environment_bytes(char *const envp[])
 	for (char *const *e = envp; e && *e; e++)
 		count++;
 	return (count + ENV_EXTRA + 1) * sizeof(char *) + 3 * VAR_MAX;
+}
+
+/* What environment_without_preload builds in: the program's pointers and one LD_PRELOAD. */
+static size_t without_preload_bytes(char *const envp[])
+{
+	size_t count = 0;
+	for (char *const *e = envp; e && *e; e++)
+		count++;
+	const char *old_preload = find_var(envp, "LD_PRELOAD=");
+	return (count + 1) * sizeof(char *) + sizeof("LD_PRELOAD=") +
+	       (old_preload ? strlen(old_preload) : 0);
+}
+
+static size_t environment_bytes(char *const envp[], bool keep_out)
+{
+	return keep_out ? without_preload_bytes(envp) : child_environment_bytes(envp);
+}
+
+/* Fresh pages for an environment, headed by their size, so that unmap_environment gives back
+ * as many (the exec frees them when it succeeds). NULL when there are none. */
+enum { MAP_HEADER = 16 }; /* keeps the pointers after it aligned as mmap's */
+static void *map_environment(size_t bytes)
+{
+	void *mem = mmap(NULL, MAP_HEADER + bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return NULL;
+	*(size_t *)mem = MAP_HEADER + bytes;
+	return (char *)mem + MAP_HEADER;
+}
+
+static void unmap_environment(void *env)
+{
+	char *mem = (char *)env - MAP_HEADER;
+	munmap(mem, *(size_t *)mem);
 }
 
 /* Whether envp lacks something a traced child needs: the preload, or a tracing variable. */
@@ -148,6 +187,66 @@ static char **fill_environment(char *const envp[], void *mem, bool same_process,
 	return out;
 }
 
+/* Whether `entry`, one path of LD_PRELOAD, names this preload: its path, or another path to a
+ * file of its name (the loader may have found it by a name without a directory). */
+static bool names_this_preload(const char *entry, size_t len)
+{
+	const char *own_name = strrchr(preload_path, '/');
+	own_name = own_name ? own_name + 1 : preload_path;
+	const char *name = memrchr(entry, '/', len);
+	name = name ? name + 1 : entry;
+	size_t own_len = strlen(own_name);
+	return (len == strlen(preload_path) && memcmp(entry, preload_path, len) == 0) ||
+	       ((size_t)(entry + len - name) == own_len && memcmp(name, own_name, own_len) == 0);
+}
+
+/* For an image whose loader cannot take the preload: the program's environment in `mem`
+ * (without_preload_bytes(envp) of it), its LD_PRELOAD without this preload, or without
+ * LD_PRELOAD when nothing else was in it; nothing added. envp itself when it does not name the
+ * preload. */
+static char **environment_without_preload(char *const envp[], void *mem)
+{
+	const char *old_preload = find_var(envp, "LD_PRELOAD=");
+	if (!old_preload || !preload_path[0])
+		return (char **)envp;
+	size_t count = 0;
+	for (char *const *e = envp; e && *e; e++)
+		count++;
+	char **out = mem;
+	char *preload = (char *)(out + count + 1);
+	size_t used = strlen("LD_PRELOAD=");
+	memcpy(preload, "LD_PRELOAD=", used);
+	bool dropped = false;
+	/* The loader splits the list at spaces and colons. */
+	for (const char *p = old_preload; *p;) {
+		size_t len = strcspn(p, " :");
+		if (len && names_this_preload(p, len)) {
+			dropped = true;
+		} else if (len) {
+			if (used > strlen("LD_PRELOAD="))
+				preload[used++] = ':';
+			memcpy(preload + used, p, len);
+			used += len;
+		}
+		p += len;
+		p += strspn(p, " :");
+	}
+	preload[used] = 0;
+	if (!dropped)
+		return (char **)envp;
+	size_t n = 0;
+	for (char *const *e = envp; e && *e; e++) {
+		if (strncmp(*e, "LD_PRELOAD=", 11) == 0) {
+			if (used > strlen("LD_PRELOAD="))
+				out[n++] = preload;
+			continue;
+		}
+		out[n++] = *e;
+	}
+	out[n] = NULL;
+	return out;
+}
+
 /* A connection made for the new image that its environment cannot name: closed, so that the
  * image does not inherit an fd it cannot know of. */
 static void drop_handover(int *handover)
@@ -157,13 +256,23 @@ static void drop_handover(int *handover)
 }
 
 /* The environment to exec with, naming the connection *handover (from ctp_connection_for_exec,
- * -1 for none; dropped when there is no room to name it). In the process itself it is built in
- * fresh pages (the exec frees them; release_environment when the exec failed). A vfork child
- * must not map anything (the pages would stay in its parent): it passes the program's
- * environment on when it has all that tracing needs and no connection to name, else builds it
- * in `stack_mem`, room its caller made on its own stack. */
-static char **child_environment(char *const envp[], void *stack_mem, int *handover)
+ * -1 for none; dropped when there is no room to name it); for an image whose loader cannot take
+ * the preload (`keep_out`), the program's without the preload, whether this process traces or
+ * not. In the process itself it is built in fresh pages (map_environment; release_environment
+ * gives them back when the exec failed). A vfork child must not map anything (the pages
+ * would stay in its parent): it passes the program's environment on when it has all that
+ * tracing needs and no connection to name, else builds it in `stack_mem`, room its caller made
+ * on its own stack. */
+static char **child_environment(char *const envp[], bool keep_out, void *stack_mem, int *handover)
 {
+	if (keep_out) {
+		bool mapped = !ctp_in_vfork_child();
+		void *mem = mapped ? map_environment(without_preload_bytes(envp)) : stack_mem;
+		char **env = mem ? environment_without_preload(envp, mem) : (char **)envp;
+		if (env == (char **)envp && mem && mapped)
+			unmap_environment(mem);
+		return env;
+	}
 	if (__atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) != CTP_PROC_TRACING) {
 		drop_handover(handover); /* tracing stopped since it was made */
 		return (char **)envp;
@@ -176,9 +285,8 @@ static char **child_environment(char *const envp[], void *stack_mem, int *handov
 		return fill_environment(envp, stack_mem, false, handover);
 	}
 	bool same_process = (uint32_t)syscall(SYS_getpid) == ctp_proc.pid;
-	void *mem = mmap(NULL, child_environment_bytes(envp), PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
+	void *mem = map_environment(child_environment_bytes(envp));
+	if (!mem) {
 		drop_handover(handover);
 		return (char **)envp;
 	}
@@ -191,26 +299,30 @@ static void release_environment(char **env, char *const envp[], int handover)
 {
 	int saved_errno = errno;
 	if (env != (char **)envp && !ctp_in_vfork_child())
-		munmap(env, child_environment_bytes(envp));
+		unmap_environment(env);
 	ctp_connection_exec_failed(handover);
 	errno = saved_errno;
 }
 
 /* Room for a vfork child's environment on its stack, in the hook's own frame; none when it is
- * not a vfork child, when the program's environment will do (it has what tracing needs and
- * there is no connection to name), or when it would not fit in what a small stack can spare. */
+ * not a vfork child, when the program's environment will do (it has what tracing needs, there
+ * is no connection to name and no preload to keep out), or when it would not fit in what a
+ * small stack can spare. */
 enum { VFORK_ENV_MAX = 64 * 1024 };
-#define VFORK_ENV_ROOM(envp, handover)                                                             \
-	(ctp_in_vfork_child() && (lacks_tracing(envp) || (handover) >= 0) &&                       \
-			 child_environment_bytes(envp) <= VFORK_ENV_MAX                            \
-		 ? __builtin_alloca(child_environment_bytes(envp))                                 \
+#define VFORK_ENV_ROOM(envp, keep_out, handover)                                                   \
+	(ctp_in_vfork_child() && ((keep_out) || lacks_tracing(envp) || (handover) >= 0) &&         \
+			 environment_bytes(envp, keep_out) <= VFORK_ENV_MAX                        \
+		 ? __builtin_alloca(environment_bytes(envp, keep_out))                             \
 		 : NULL)
 
 /* Declares `handover` and `env`, the connection and environment the image of `target` gets (a
  * macro: a vfork child's room is made in the hook's own frame). */
 #define CHILD_ENVIRONMENT(target, envp, env, handover)                                             \
-	int handover = ctp_connection_for_exec(&(target));                                         \
-	char **env = child_environment(envp, VFORK_ENV_ROOM(envp, handover), &handover)
+	enum ctp_exec_image image_ = ctp_exec_target_image(&(target));                             \
+	bool keep_out_ = image_ == CTP_EXEC_IMAGE_OTHER_LOADER;                                    \
+	int handover = ctp_connection_for_exec(image_ == CTP_EXEC_IMAGE_LOADS_PRELOAD);            \
+	char **env = child_environment(envp, keep_out_, VFORK_ENV_ROOM(envp, keep_out_, handover), \
+				       &handover)
 
 CTP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {

@@ -1,11 +1,14 @@
-/* What an exec is about to run, and whether that image will load the preload (exec_target.c):
- * a connection is handed over to it only then, never left to a program that cannot take it. */
+/* What an exec is about to run, and what that image will make of the preload (exec_target.c): a
+ * connection is handed over to it only when it loads the preload, never left to a program that
+ * cannot take it; and an image whose loader cannot take the preload does not find it in
+ * LD_PRELOAD. */
 #ifndef CTP_PRELOAD_EXEC_TARGET_H
 #define CTP_PRELOAD_EXEC_TARGET_H
 
 #include <fcntl.h>
 #include <stdbool.h>
 
+#include "ctp/exec_image.h"
 #include "preload/compiler.h"
 
 /* The file as the exec call names it: `path` under `dirfd` (AT_FDCWD, or execveat's) with
@@ -25,11 +28,8 @@ struct ctp_exec_target {
 #define CTP_EXEC_AT(fd, p, flags)                                                                  \
 	((struct ctp_exec_target){.dirfd = (fd), .path = (p), .at_flags = (flags)})
 
-/* Whether the new image will load the preload: a regular file, not run in secure-execution mode
- * (no set-ID bit to another user or group, real and effective ids equal, no file capabilities to
- * gain), that is a dynamically linked program of the preload's own ELF class and machine, or a
- * script whose interpreter is one, or that it cannot read (taken as yes). Only system calls and
- * its own stack: a vfork child may ask. */
-CTP_HIDDEN bool ctp_exec_target_traceable(const struct ctp_exec_target *t);
+/* What the new image will make of the preload (ctp/exec_image.h). Only system calls and its own
+ * stack: a vfork child may ask. */
+CTP_HIDDEN enum ctp_exec_image ctp_exec_target_image(const struct ctp_exec_target *t);
 
 #endif

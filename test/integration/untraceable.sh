@@ -2,7 +2,9 @@
 # script's interpreter), set-user-ID and set-group-ID ones, and ones with file capabilities run
 # by a user other than root. ctp-run warns before it starts them; they run as they do untraced
 # (same output, same exit status); what they start is traced, and a traced program that execs
-# one ends in the trace with the status ctp-run saw. Programs that only look alike
+# one ends in the trace with the status ctp-run saw. Programs for another dynamic loader (i386
+# glibc's, musl's), which cannot load the preload, are warned of too, and started without it:
+# nothing else on stderr, LD_PRELOAD as untraced. Programs that only look alike
 # (set-user-ID of the user who runs them, capabilities run by root, a dynamic program) are
 # traced without a warning.
 source "$(dirname "$0")/lib.sh"
@@ -73,6 +75,23 @@ chmod +x static_script
 untraced_vs script ./static_script
 expect_eq "(script) the warning names the script and its static interpreter" 1 \
 	"$(grep -c "^ctp-run: warning: ./static_script runs in $PROGRAMS/static_exec, which is statically linked" script.err || true)"
+
+# Programs for another dynamic loader: the i386 one's would print an error into the program's
+# stderr, musl's would not start it at all (exit 127).
+for kind in i386 musl; do
+	untraced_vs "foreign_$kind" "$CTP_BUILD_DIR/test/transparency/foreign_hello_$kind" top
+	expect_eq "(foreign_$kind) warned: another loader; it and what it starts run untraced" 1 \
+		"$(grep -c "^ctp-run: warning: .*/foreign_hello_$kind is a program of another ELF class, machine or C library, whose dynamic loader cannot load the preload; it runs untraced, and so do the programs it starts" "foreign_$kind.err" || true)"
+	expect_eq "(foreign_$kind) nothing else on stderr but ctp's summary" 0 \
+		"$(grep -vc '^ctp-run: warning: \|^ctp: ' "foreign_$kind.err" || true)"
+	expect_eq "(foreign_$kind) LD_PRELOAD as untraced" "foreign_hello top: LD_PRELOAD unset" \
+		"$(cat "foreign_$kind.out")"
+done
+printf '#!%s\n' "$CTP_BUILD_DIR/test/transparency/foreign_hello_musl" >musl_script
+chmod +x musl_script
+untraced_vs musl_script ./musl_script
+expect_eq "(musl_script) the warning names the script and its musl interpreter" 1 \
+	"$(grep -c "^ctp-run: warning: ./musl_script runs in .*/foreign_hello_musl, which is a program of another" musl_script.err || true)"
 
 # A dynamic program: traced, no warning.
 untraced_vs dynamic "$PROGRAMS/tree_child" dynamic 2

@@ -7,7 +7,9 @@
 # switches and its exit status. The worker, and before that a child of the main process that
 # changed its effective user only, also start probes: programs that cannot load the preload (a
 # static one, set-user-ID ones, one readable and one only executable, a script whose
-# interpreter is static; for the child, every one: its execs are all in secure-execution mode),
+# interpreter is static, one with file capabilities that a script starts through setpriv
+# --no-new-privs, which stops set-ID bits but not the capabilities' secure execution; for the
+# child, every one: its execs are all in secure-execution mode),
 # which may get neither a connection's fd nor CTP_CONNECTION_FD (exec_target.c); the dynamic
 # fd_probe, which could load it but not after the child's change of effective user, nor with an
 # LD_PRELOAD too long to add the preload to (for both); and a FIFO, which must fail to start at
@@ -65,13 +67,19 @@ cp "$TP_BIN/fd_probe" "$probe_dir/fd_probe_setuid_xonly"
 chmod 4711 "$probe_dir/fd_probe_setuid_xonly"
 printf '#!%s\n' "$TP_BIN/fd_probe_static" >"$probe_dir/static_script"
 chmod 0755 "$probe_dir/static_script"
+cp "$TP_BIN/fd_probe" "$probe_dir/fd_probe_caps"
+setcap cap_net_raw+ep "$probe_dir/fd_probe_caps"
+printf '#!/bin/sh\nexec setpriv --no-new-privs %s\n' "$probe_dir/fd_probe_caps" \
+	>"$probe_dir/caps_no_new_privs"
+chmod 0755 "$probe_dir/caps_no_new_privs"
 mkfifo -m 0666 "$probe_dir/fifo"
 probes=("$TP_BIN/fd_probe_static" "$probe_dir/fd_probe_setuid"
-	"$probe_dir/fd_probe_setuid_xonly" "$probe_dir/static_script" "$probe_dir/fifo")
-# What the probes print: the four programs, then the FIFO, then the one with the long
+	"$probe_dir/fd_probe_setuid_xonly" "$probe_dir/static_script"
+	"$probe_dir/caps_no_new_privs" "$probe_dir/fifo")
+# What the probes print: the five programs, then the FIFO, then the one with the long
 # LD_PRELOAD; the child of the main process starts the dynamic fd_probe first.
 one=$'\nfd_probe: fds above 2: none, CTP_CONNECTION_FD unset\nprobe: exit 0'
-probed="$one$one$one$one"$'\nprobe: cannot start: Permission denied'
+probed="$one$one$one$one$one"$'\nprobe: cannot start: Permission denied'
 
 mkdir -m 0700 "$WORK/private"
 compare fork_user --expect "exit 0" --env "XDG_RUNTIME_DIR=$WORK/private" --env TMPDIR= -- \
