@@ -5,8 +5,8 @@
 # The same relative layout as the source tree, so that the README's links work where it lies.
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ctp/CTP.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/ctp)
-install(FILES docs/ctp-cat.md docs/ctp-pstack.md docs/dashboard.md docs/gdb.md docs/report.md docs/schema.md
-    docs/trace-format.md
+install(FILES docs/ctp-cat.md docs/ctp-pstack.md docs/dashboard.md docs/gdb.md docs/performance.md
+    docs/report.md docs/schema.md docs/trace-format.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 install(DIRECTORY docs/img DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 install(FILES examples/lost_wakeup/README.md examples/lost_wakeup/client.c

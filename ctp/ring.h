@@ -70,7 +70,7 @@ static inline void ctp_ring_commit(struct ctp_ring_producer *p)
 	 * two threads, stores into the record were a fifth of the switch hook's time. Asking for
 	 * the line CTP_RING_PREFETCH_AHEAD bytes on, about twenty records before it is written,
 	 * made that program's traced runs 5-7% faster; single-thread switching no slower
-	 * (README "Performance"). A hint: it changes nothing the program or the collector can
+	 * (docs/performance.md). A hint: it changes nothing the program or the collector can
 	 * see. */
 	__builtin_prefetch(&p->data[(p->head + CTP_RING_PREFETCH_AHEAD) & p->mask], 1, 3);
 }
