@@ -20,8 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -266,7 +268,11 @@ static pid_t start_collector(const char *collector, const char *sock, const char
 			dup2(null, STDIN_FILENO);
 			close(null);
 		}
-		fcntl(ready[1], F_SETFD, 0); /* this end, and only this, survives exec */
+		/* This end, and only this, survives exec: the collector keeps no file of the
+		 * user's open (a lock, a pipe whose reader waits for its end) past the program. */
+		fcntl(ready[1], F_SETFD, 0);
+		syscall(SYS_close_range, 3, ready[1] - 1, CLOSE_RANGE_CLOEXEC);
+		syscall(SYS_close_range, ready[1] + 1, ~0U, CLOSE_RANGE_CLOEXEC);
 		char fd_text[16];
 		snprintf(fd_text, sizeof(fd_text), "%d", ready[1]);
 		char *args[] = {(char *)collector, "--socket",	   (char *)sock,

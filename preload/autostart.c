@@ -19,6 +19,7 @@
 
 #include "ctp/run_dir_base.h"
 #include "preload/autostart.h"
+#include "preload/own_fds.h"
 #include "preload/process.h"
 
 /* A collector listens within a few milliseconds of its start. One that takes longer than this
@@ -94,6 +95,20 @@ static char **collector_environment(void)
 	return environ;
 }
 
+/* Closes every fd from `first` on but `kept`: close_range where the kernel has it (an fd of the
+ * app's may lie at any number below its limit), else one by one below 4096. */
+static void close_all_but(int first, int kept)
+{
+	if (syscall(SYS_close_range, kept + 1, ~0U, 0) != 0) { /* before Linux 5.9 */
+		for (int fd = first; fd < 4096; fd++)
+			if (fd != kept)
+				syscall(SYS_close, fd);
+		return;
+	}
+	if (kept > first)
+		syscall(SYS_close_range, first, kept - 1, 0);
+}
+
 /* In the grandchild: raw syscalls and its own copy of memory, no locks the app may hold. */
 static void exec_collector(const char *collector, char *const argv[], int ready_fd)
 {
@@ -104,9 +119,7 @@ static void exec_collector(const char *collector, char *const argv[], int ready_
 		syscall(SYS_dup2, devnull, 1);
 	}
 	/* Nothing of the app's but stderr, for the collector's own messages. */
-	for (int fd = 3; fd < 1024; fd++)
-		if (fd != ready_fd)
-			syscall(SYS_close, fd);
+	close_all_but(3, ready_fd);
 	syscall(SYS_execve, collector, argv, collector_environment());
 	syscall(SYS_exit_group, 127);
 }
@@ -145,8 +158,16 @@ bool ctp_autostart_collector(void)
 	int pipe_fds[2];
 	if (pipe2(pipe_fds, O_CLOEXEC) != 0)
 		return false;
-	/* The ready fd must survive the exec: a copy without close-on-exec. */
-	int ready_fd = (int)syscall(SYS_fcntl, pipe_fds[1], F_DUPFD, 1000);
+	/* The ready fd must survive the exec: a copy without close-on-exec, above the collector's
+	 * stdin, stdout and stderr (the app may have closed its own, and the pipe got 0-2). */
+	int ready_fd = ctp_own_fd_dup_high_inherited(pipe_fds[1]);
+	if (ready_fd < 0) {
+		syscall(SYS_close, pipe_fds[0]);
+		syscall(SYS_close, pipe_fds[1]);
+		ctp_log("no free file descriptor to start the collector with: running untraced",
+			NULL, NULL);
+		return false;
+	}
 	snprintf(ready_arg, sizeof(ready_arg), "%d", ready_fd);
 	char *const argv[] = {
 		"ctp-collector", "--socket", socket_path,	    "--output", output,

@@ -379,9 +379,8 @@ int ctp_connection_for_exec(bool loads_preload)
 	struct ctp_msg_header h = {.magic = CTP_WIRE_MAGIC, .type = CTP_MSG_CONNECT};
 	bool sent = send_with_fd(sock, &h, sizeof(h), pair[1], &budget);
 	syscall(SYS_close, pair[1]);
-	/* Out of the program's range, and open across the exec (F_DUPFD leaves close-on-exec
-	 * off). */
-	fd = sent ? (int)syscall(SYS_fcntl, pair[0], F_DUPFD, 900) : -1;
+	/* Where the program is least likely to look, and open across the exec. */
+	fd = sent ? ctp_own_fd_dup_high_inherited(pair[0]) : -1;
 	syscall(SYS_close, pair[0]);
 out:
 	errno = saved;

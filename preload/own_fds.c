@@ -102,8 +102,9 @@ bool ctp_own_fd(int fd)
 	return false;
 }
 
-/* A free number as high as allowed, for a copy of fd (close-on-exec); -1 when none. */
-static int dup_high(int fd)
+/* A free number as high as allowed, for a copy of fd (F_DUPFD_CLOEXEC or F_DUPFD); -1 when
+ * none. */
+static int dup_high(int fd, int dup_command)
 {
 	struct rlimit rl;
 	long limit = OWN_FD_CEILING;
@@ -111,7 +112,7 @@ static int dup_high(int fd)
 	    rl.rlim_cur < (rlim_t)OWN_FD_CEILING)
 		limit = (long)rl.rlim_cur;
 	for (long from = limit - OWN_FD_SPAN; from > 2; from -= OWN_FD_SPAN) {
-		long high = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, from);
+		long high = syscall(SYS_fcntl, fd, dup_command, from);
 		if (high >= 0)
 			return (int)high;
 		if (errno != EMFILE && errno != EINVAL)
@@ -123,11 +124,19 @@ static int dup_high(int fd)
 int ctp_own_fd_move_high(int fd)
 {
 	int saved_errno = errno;
-	int high = dup_high(fd);
+	int high = dup_high(fd, F_DUPFD_CLOEXEC);
 	if (high >= 0)
 		syscall(SYS_close, fd);
 	errno = saved_errno;
 	return high >= 0 ? high : fd;
+}
+
+int ctp_own_fd_dup_high_inherited(int fd)
+{
+	int saved_errno = errno;
+	int high = dup_high(fd, F_DUPFD);
+	errno = saved_errno;
+	return high;
 }
 
 void ctp_own_fd_make_room(int target)
@@ -138,7 +147,7 @@ void ctp_own_fd_make_room(int target)
 		int fd = __atomic_load_n(own[i].slot, __ATOMIC_RELAXED);
 		if (fd != target || !still_ours(&own[i], fd))
 			continue;
-		int moved = dup_high(fd);
+		int moved = dup_high(fd, F_DUPFD_CLOEXEC);
 		if (moved >= 0)
 			__atomic_store_n(own[i].slot, moved, __ATOMIC_RELAXED);
 		/* The program's dup2 now closes the old number; ours lives on at `moved`. */

@@ -14,8 +14,12 @@ CTP_HIDDEN bool ctp_own_fd(int fd);
 /* Whether the fd in a registered slot is still ours; sets the slot to -1 when it is not (but
  * not in a vfork child, which shares its parent's slots). */
 CTP_HIDDEN bool ctp_own_fd_valid(int *slot);
-/* Moves a new fd of the preload's out of the range programs use (>= 900), close-on-exec. */
+/* Moves a new fd of the preload's to the top of the range the program may use (below
+ * RLIMIT_NOFILE's soft limit, and below 4096), close-on-exec. */
 CTP_HIDDEN int ctp_own_fd_move_high(int fd);
+/* A copy of fd there, open across an exec (not close-on-exec): for what an exec passes on (the
+ * collector's ready pipe, a connection handed over). -1 when no number is free. */
+CTP_HIDDEN int ctp_own_fd_dup_high_inherited(int fd);
 /* Before a dup2/dup3 onto `target`: if it is one of ours, ours moves elsewhere first. */
 CTP_HIDDEN void ctp_own_fd_make_room(int target);
 /* close_range(first, last, flags) over everything in the range but the preload's own fds. */

@@ -19,7 +19,8 @@
 # goes to /tmp instead (ctp/run_dir_base.h), where the change of user grants the new user the
 # socket (user_change_hooks.c) and the shells of system() and popen() connect by its path. Then
 # with the socket's directory hidden from the program (--hide-socket), where no path reaches the
-# socket: the hooks hand connections over (connection.c) and the program runs no shell.
+# socket: the hooks hand connections over (connection.c) and the program runs no shell; and
+# that again under a limit of 64 open files, where the connections handed over must fit.
 source "$CTP_SOURCE_DIR/test/transparency/harness.sh"
 
 # fork_user_check NAME EXPECTED-LINES EXPECTED-PROCESSES
@@ -91,6 +92,13 @@ fork_user_check fork_user \
 compare fork_user_hidden --expect "exit 0" --env XDG_RUNTIME_DIR= --env TMPDIR= -- \
 	"$TP_BIN/fork_as_other_user" --hide-socket
 fork_user_check fork_user_hidden \
+	$'running as uid 65534, gid 65534\ndirect: exit 9\nhelper: exit 4\nspawned: exit 5\nvforked: exit 6\nworker: exit 3' \
+	"main:-:1:20:0 direct:main:1:20:9 worker:main:1:20:3 helper:worker:2:20:4 spawned:worker:1:20:5 vforked:worker:1:20:6"
+
+# The same under a limit of 64 open files: each connection handed over finds a number under it.
+compare fork_user_hidden_nofile --nofile 64 --expect "exit 0" --env XDG_RUNTIME_DIR= --env TMPDIR= \
+	-- "$TP_BIN/fork_as_other_user" --hide-socket
+fork_user_check fork_user_hidden_nofile \
 	$'running as uid 65534, gid 65534\ndirect: exit 9\nhelper: exit 4\nspawned: exit 5\nvforked: exit 6\nworker: exit 3' \
 	"main:-:1:20:0 direct:main:1:20:9 worker:main:1:20:3 helper:worker:2:20:4 spawned:worker:1:20:5 vforked:worker:1:20:6"
 finish

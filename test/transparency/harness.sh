@@ -29,6 +29,8 @@
 #                       prints it while it is written, matches REGEX, then closes its stdin;
 #                       untraced, closes it at once)
 #   --core              ulimit -c unlimited (else 0) and compare the core-dumped bit
+#   --nofile N          ulimit -n N: the run starts with that limit of open files (ctp-run's
+#                       collector, the plain form's and the program all under it)
 #   --timeout S         bound on each run (default 10)
 #   --env K=V           extra environment for all three ways (repeatable)
 # The runs go through tp_run.py (pseudo-terminal, "ready" handshake, exact wait status, and a
@@ -44,6 +46,7 @@ TP_BIN=$CTP_BUILD_DIR/test/transparency
 TP_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so
 TP_PYTHON=/usr/bin/python3
 TP_MODES=(ctp-run plain)
+TP_NOFILE= # compare --nofile
 
 # tp_run_one NAME MODE CORE RUNNER-OPTIONS... -- PROGRAM ARGS: one run; results in
 # $WORK/NAME.MODE.{out,err,status} and its working directory $WORK/NAME.MODE.d.
@@ -68,6 +71,7 @@ tp_run_one() {
 	mkdir -p "$base.d"
 	(
 		if [ "$core" = 1 ]; then ulimit -c unlimited; else ulimit -c 0; fi
+		if [ -n "$TP_NOFILE" ]; then ulimit -n "$TP_NOFILE"; fi
 		exec "$TP_PYTHON" "$TP_SRC/tp_run.py" --out "$base.out" --err "$base.err" \
 			--status "$base.status" --cwd "$base.d" \
 			--unset LD_PRELOAD --unset CTP_SOCKET --unset CTP_OUTPUT --unset CTP_COLLECTOR \
@@ -111,10 +115,12 @@ compare() {
 	local name=$1
 	shift
 	local expect="" core=0 opts=()
+	TP_NOFILE=
 	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 		case $1 in
 		--expect) expect=$2; shift 2 ;;
 		--core) core=1; shift ;;
+		--nofile) TP_NOFILE=$2; shift 2 ;;
 		--pty | --stdin-pipe) opts+=("$1"); shift ;;
 		--after-ready)
 			local act=$2
