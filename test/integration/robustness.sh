@@ -1,5 +1,7 @@
 # ctp-run under trouble: a program that does not exist, a collector killed mid-run, an app
-# killed with SIGKILL, a private run directory and two runs at once, an old trace kept.
+# killed with SIGKILL, a private run directory and two runs at once, an old trace kept; a file
+# of the user's open in ctp-run (not the collector's to keep), and ctp-run started with its
+# stdin and stdout closed.
 source "$(dirname "$0")/lib.sh"
 
 BUSY=$PROGRAMS/ucontext_busy
@@ -165,5 +167,21 @@ kill -TERM $busy_run 2>/dev/null || true
 wait $busy_run || true
 expect_eq "(f) 30 short runs under load: runs that did not exit 0" 0 "$failed"
 expect_eq "(f) and traces not whole or without their process's exit" 0 "$empty"
+
+# (g) ctp-run given fd 1500: the collector, its other child, does not hold it (it would keep a
+# lock, or a pipe's reader waiting, past the program), and still says its summary when ctp-run
+# had stdin and stdout closed (its ready pipe then takes fds 0 and 1).
+# shellcheck disable=SC2016 # expanded by the traced shell
+collector_fds='ls "/proc/$(pgrep -P "$PPID" -x ctp-collector)/fd"'
+st=0
+bash -c 'exec 1500>/dev/null; exec "$@"' _ "$CTP_RUN" -o "$WORK/g.jsonl.zst" -- \
+	sh -c "$collector_fds" >"$WORK/g.fds" 2>"$WORK/g.err" || st=$?
+expect_eq "(g) the run, with fd 1500 open" 0 "$st"
+expect_eq "(g) the collector's fds listed, none of them 1500" "listed 0" \
+	"$( (grep -qx 2 "$WORK/g.fds" && echo listed) || echo unlisted) $(grep -cx 1500 "$WORK/g.fds" || true)"
+st=0
+"$CTP_RUN" -o "$WORK/g2.jsonl.zst" -- /bin/true <&- >&- 2>"$WORK/g2.err" || st=$?
+expect_eq "(g) stdin and stdout closed: the run, and the collector's summary" "0 1" \
+	"$st $(grep -c '^ctp: 1 process' "$WORK/g2.err" || true)"
 
 finish

@@ -1,7 +1,6 @@
 /* Run under a low limit of open files (the case sets it): touches a coroutine, then starts
- * itself again as "child" from a fork child (whose exec hands a connection over: fork
- * children's connections come over their parent's) and by posix_spawn, and says how each
- * ended. A child touches a coroutine and exits 3. */
+ * itself again as "child" from a fork child's exec and by posix_spawn, and says how each ended.
+ * A child touches a coroutine and exits 3. */
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>

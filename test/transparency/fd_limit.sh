@@ -1,7 +1,8 @@
 # A program started with a limit of 64 open files: the plain form's preload starts its collector
-# (the pipe that says it is ready passes at a number under the limit), and a fork child's exec
-# hands its connection over at such a number: the program runs as untraced, and it, its forked
-# child's new image and the child it posix_spawns are each in the trace with their switches.
+# (the pipe that says it is ready passes at a number under the limit): the program runs as
+# untraced, and it, its forked child's new image and the child it posix_spawns are each in the
+# trace with their switches. (A connection handed over across an exec under such a limit, where
+# the new image could not reach the socket by its path: fork_as_other_user.sh.)
 source "$CTP_SOURCE_DIR/test/transparency/harness.sh"
 compare fd_limit --nofile 64 --expect "exit 0" -- "$TP_BIN/fd_limit"
 expect_eq "fd_limit: untraced, both children ran" $'forked: exit 3\nspawned: exit 3' \
