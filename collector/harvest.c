@@ -303,6 +303,8 @@ ssize_t ctp_recv_with_fd(int sock, void *buf, size_t size, int *fd)
 	};
 	ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	*fd = n >= 0 ? passed_fd(&mh) : -1;
+	if (n >= 0 && *fd < 0 && (mh.msg_flags & MSG_CTRUNC))
+		*fd = CTP_FD_NOT_TAKEN;
 	return n;
 }
 

@@ -90,7 +90,9 @@ struct ctp_harvest {
 };
 
 /* recvmsg of one packet on socket sock, without waiting, into buf (size bytes); *fd is the fd
- * passed with it (the first; any other is closed), -1 if none. */
+ * passed with it (the first; any other is closed), -1 if none, CTP_FD_NOT_TAKEN if one was
+ * passed and the kernel could not give it to us (out of file descriptors: MSG_CTRUNC). */
+enum { CTP_FD_NOT_TAKEN = -2 };
 ssize_t ctp_recv_with_fd(int sock, void *buf, size_t size, int *fd);
 
 /* Reads what the process sent on sock after its hello: wakeup bytes (their arrival was the

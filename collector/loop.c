@@ -70,7 +70,8 @@ struct loop {
 	struct ctp_zwriter *z;
 	struct ctp_harvester H;
 	int ep, lfd, sfd;
-	bool listening; /* lfd is armed in epoll (disarmed for a while when out of fds) */
+	bool listening;	      /* lfd is armed in epoll (disarmed for a while when out of fds) */
+	bool said_out_of_fds; /* out_of_fds says so once a run */
 	struct conn *conns;
 	uint64_t conns_added; /* connections taken so far: accepted, or passed (CTP_MSG_CONNECT) */
 	size_t nprocs;
@@ -375,10 +376,33 @@ static void conn_closed(struct loop *L, struct conn *cn)
 	drop_conn(L, cn);
 }
 
+/* Out of file descriptors: a process that connects now cannot be taken in (its connection, or
+ * the segment it passes, would need one). Said once, with the limit, rather than once a process:
+ * a program that starts many processes under a low `ulimit -n` would get a line for each. */
+static void out_of_fds(struct loop *L)
+{
+	if (L->said_out_of_fds)
+		return;
+	L->said_out_of_fds = true;
+	struct rlimit rl;
+	char limit[32] = "";
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(limit, sizeof(limit), " (limit %llu)", (unsigned long long)rl.rlim_cur);
+	fprintf(stderr,
+		"ctp-collector: out of file descriptors%s: processes that start while it lasts "
+		"are not traced (raise `ulimit -n`)\n",
+		limit);
+}
+
 /* Returns false when the connection was dropped. */
 static bool on_hello(struct loop *L, struct conn *cn, size_t n, int memfd)
 {
 	const struct ctp_msg_hello *m = (const struct ctp_msg_hello *)L->msg;
+	if (memfd == CTP_FD_NOT_TAKEN) {
+		out_of_fds(L);
+		conn_closed(L, cn);
+		return false;
+	}
 	if (n < sizeof(*m) || memfd < 0) {
 		fprintf(stderr, "ctp-collector: a hello without %s; connection dropped\n",
 			memfd < 0 ? "a segment" : "its fields");
@@ -507,8 +531,7 @@ static void on_accept(struct loop *L)
 			if (errno == EMFILE || errno == ENFILE) {
 				/* Level-triggered: stop listening for a tick instead of spinning.
 				 */
-				fprintf(stderr, "ctp-collector: cannot accept: %s\n",
-					strerror(errno));
+				out_of_fds(L);
 				epoll_ctl(L->ep, EPOLL_CTL_DEL, L->lfd, NULL);
 				L->listening = false;
 			}

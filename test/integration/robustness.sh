@@ -1,7 +1,7 @@
 # ctp-run under trouble: a program that does not exist, a collector killed mid-run, an app
 # killed with SIGKILL, a private run directory and two runs at once, an old trace kept; a file
-# of the user's open in ctp-run (not the collector's to keep), and ctp-run started with its
-# stdin and stdout closed.
+# of the user's open in ctp-run (not the collector's to keep), ctp-run started with its stdin
+# and stdout closed, and a collector out of file descriptors.
 source "$(dirname "$0")/lib.sh"
 
 BUSY=$PROGRAMS/ucontext_busy
@@ -183,5 +183,19 @@ st=0
 "$CTP_RUN" -o "$WORK/g2.jsonl.zst" -- /bin/true <&- >&- 2>"$WORK/g2.err" || st=$?
 expect_eq "(g) stdin and stdout closed: the run, and the collector's summary" "0 1" \
 	"$st $(grep -c '^ctp: 1 process' "$WORK/g2.err" || true)"
+
+# (h) A limit of 64 open files and 40 processes at once, each of which the collector needs two
+# fds for: it says once that it ran out, with the limit, not once a process; the program runs
+# as untraced, and the trace it wrote is whole.
+st=0
+bash -c 'ulimit -n 64 && exec "$@"' _ "$CTP_RUN" -o "$WORK/h.jsonl.zst" -- \
+	sh -c 'for i in $(seq 40); do sleep 1 & done; wait' 2>"$WORK/h.err" || st=$?
+expect_eq "(h) the run" 0 "$st"
+expect_eq "(h) one line says the collector ran out, and names the limit; none else of its own" \
+	"1 0" "$(grep -c '^ctp-collector: out of file descriptors (limit 64)' "$WORK/h.err" || true) \
+$(grep '^ctp-collector: ' "$WORK/h.err" | grep -vc 'out of file descriptors' || true)"
+st=0
+"$CTP_CAT" "$WORK/h.jsonl.zst" >/dev/null 2>&1 || st=$?
+expect_eq "(h) ctp-cat reads the trace whole" 0 "$st"
 
 finish
