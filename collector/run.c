@@ -20,15 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/close_range.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ctp/close_fds.h"
 #include "ctp/segment.h"
 #include "ctp/version.h"
 #include "ctp/wire.h"
@@ -243,25 +242,6 @@ static bool wait_ready(int fd, pid_t collector)
 /* Starts `ctp-collector --socket SOCK --output FILE --ready-fd N --summary` in its own process
  * group (so a Ctrl-C meant for the app does not cut the trace short: the collector finishes
  * when the launcher tells it to) and waits until it is ready. Returns its pid, or -1. */
-/* In the collector's child: of the fds above stderr, only `kept` survives the exec, so that the
- * collector keeps no file of the user's open (a lock, a pipe whose reader waits for its end) past
- * the program. close_range marks the rest close-on-exec where the kernel can (Linux 5.11), else
- * each number below 4096 is. `kept` may be below 3 (ctp-run started with stdin or stdout
- * closed): stdin, stdout and stderr stay as they are. */
-static void keep_only_across_exec(int kept)
-{
-	fcntl(kept, F_SETFD, 0);
-	unsigned first_after = kept >= 3 ? (unsigned)kept + 1 : 3;
-	if (syscall(SYS_close_range, first_after, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-		for (int fd = 3; fd < 4096; fd++)
-			if (fd != kept)
-				fcntl(fd, F_SETFD, FD_CLOEXEC);
-		return;
-	}
-	if (kept > 3)
-		syscall(SYS_close_range, 3, (unsigned)kept - 1, CLOSE_RANGE_CLOEXEC);
-}
-
 static pid_t start_collector(const char *collector, const char *sock, const char *output)
 {
 	int ready[2];
@@ -287,7 +267,12 @@ static pid_t start_collector(const char *collector, const char *sock, const char
 			dup2(null, STDIN_FILENO);
 			close(null);
 		}
-		keep_only_across_exec(ready[1]);
+		/* This end, and only this, survives exec: the collector keeps no file of the
+		 * user's open (a lock, a pipe whose reader waits for its end) past the program.
+		 * It may be below 3 (ctp-run started with stdin or stdout closed): stdin, stdout
+		 * and stderr stay. */
+		fcntl(ready[1], F_SETFD, 0);
+		ctp_close_fds_but(3, ready[1]);
 		char fd_text[16];
 		snprintf(fd_text, sizeof(fd_text), "%d", ready[1]);
 		char *args[] = {(char *)collector, "--socket",	   (char *)sock,

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ctp/close_fds.h"
 #include "ctp/run_dir_base.h"
 #include "preload/autostart.h"
 #include "preload/own_fds.h"
@@ -95,20 +96,6 @@ static char **collector_environment(void)
 	return environ;
 }
 
-/* Closes every fd from `first` on but `kept`: close_range where the kernel has it (an fd of the
- * app's may lie at any number below its limit), else one by one below 4096. */
-static void close_all_but(int first, int kept)
-{
-	if (syscall(SYS_close_range, kept + 1, ~0U, 0) != 0) { /* before Linux 5.9 */
-		for (int fd = first; fd < 4096; fd++)
-			if (fd != kept)
-				syscall(SYS_close, fd);
-		return;
-	}
-	if (kept > first)
-		syscall(SYS_close_range, first, kept - 1, 0);
-}
-
 /* In the grandchild: raw syscalls and its own copy of memory, no locks the app may hold. */
 static void exec_collector(const char *collector, char *const argv[], int ready_fd)
 {
@@ -119,7 +106,7 @@ static void exec_collector(const char *collector, char *const argv[], int ready_
 		syscall(SYS_dup2, devnull, 1);
 	}
 	/* Nothing of the app's but stderr, for the collector's own messages. */
-	close_all_but(3, ready_fd);
+	ctp_close_fds_but(3, ready_fd);
 	syscall(SYS_execve, collector, argv, collector_environment());
 	syscall(SYS_exit_group, 127);
 }

@@ -2,7 +2,6 @@
  * is found as the exec finds it, then read by ctp_exec_image (ctp/exec_image.c). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

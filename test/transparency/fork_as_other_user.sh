@@ -10,7 +10,7 @@
 # interpreter is static, one with file capabilities that a script starts through setpriv
 # --no-new-privs, which stops set-ID bits but not the capabilities' secure execution; for the
 # child, every one: its execs are all in secure-execution mode),
-# which may get neither a connection's fd nor CTP_CONNECTION_FD (exec_target.c); the dynamic
+# which may get neither a connection's fd nor CTP_CONNECTION_FD (ctp/exec_image.c); the dynamic
 # fd_probe, which could load it but not after the child's change of effective user, nor with an
 # LD_PRELOAD too long to add the preload to (for both); and a FIFO, which must fail to start at
 # once, as untraced.
