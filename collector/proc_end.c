@@ -4,13 +4,20 @@
 
 #include "collector/proc.h"
 #include "collector/records.h"
+#include "collector/unfinished_switch.h"
 #include "ctp/atomics.h"
 #include "ctp/names.h"
+
+static void note_station(struct ctp_proc *p, uint32_t idx, const struct ctp_station_snapshot *s,
+			 void *ctx)
+{
+	(void)p;
+	ctp_unfinished_note(ctx, idx, s);
+}
 
 static void state_from_station(struct ctp_proc *p, uint32_t idx,
 			       const struct ctp_station_snapshot *s, void *ctx)
 {
-	(void)ctx;
 	if (ctp_ended_coros_has(&p->ended, s->coro))
 		return; /* ended, its station not yet reused: its line comes from the log */
 	bool is_new;
@@ -20,6 +27,8 @@ static void state_from_station(struct ctp_proc *p, uint32_t idx,
 	ctp_proc_announce_station(p, c, s);
 	c->flags |= CTP_CORO_FINAL;
 	uint32_t state = s->state;
+	if (ctp_unfinished_was_running(ctx, idx, s))
+		state = CTP_STATE_RUNNING; /* stopped inside the switch that was to suspend it */
 	uint64_t last = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created);
 	if (state == CTP_STATE_LEFT) {
 		/* Nothing came back to it: a coroutine that left by setcontext ended there, unless
@@ -64,8 +73,13 @@ static void write_retired(const struct ctp_ended_coro *e, void *ctx)
 void ctp_proc_write_states(struct ctp_proc *p)
 {
 	p->nrunning = 0;
-	/* Stations first: they are exact even where ring events were dropped. */
-	ctp_proc_each_station(p, state_from_station, NULL);
+	/* Stations first: they are exact even where ring events were dropped. A first pass finds
+	 * the switches its threads were stopped in (collector/unfinished_switch.h). */
+	struct ctp_unfinished_switches unfinished;
+	ctp_unfinished_init(&unfinished);
+	ctp_proc_each_station(p, note_station, &unfinished);
+	ctp_proc_each_station(p, state_from_station, &unfinished);
+	ctp_unfinished_free(&unfinished);
 	/* Every other coroutine has ended: a station is recycled only after its coroutine
 	 * exited, and a coroutine that never had one was never traced. */
 	for (size_t i = 0; i < p->coros.cap; i++) {

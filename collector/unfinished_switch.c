@@ -1,0 +1,104 @@
+#include "collector/unfinished_switch.h"
+
+#include <stdlib.h>
+
+#include "ctp/segment.h"
+#include "ctp/xalloc.h"
+
+void ctp_unfinished_init(struct ctp_unfinished_switches *u)
+{
+	*u = (struct ctp_unfinished_switches){0};
+}
+
+void ctp_unfinished_free(struct ctp_unfinished_switches *u)
+{
+	free(u->slots);
+	ctp_unfinished_init(u);
+}
+
+static size_t slot_of(size_t cap, uint32_t tid)
+{
+	return (size_t)((tid * 0x9e3779b1u) & (cap - 1));
+}
+
+static struct ctp_thread_tail *find(const struct ctp_unfinished_switches *u, uint32_t tid)
+{
+	if (u->cap == 0)
+		return NULL;
+	for (size_t i = slot_of(u->cap, tid);; i = (i + 1) & (u->cap - 1)) {
+		struct ctp_thread_tail *t = &u->slots[i];
+		if (t->tid == tid)
+			return t;
+		if (t->tid == 0)
+			return NULL;
+	}
+}
+
+static void grow(struct ctp_unfinished_switches *u)
+{
+	struct ctp_unfinished_switches bigger = {
+		.slots = ctp_xcalloc(u->cap ? u->cap * 2 : 64, sizeof(*u->slots)),
+		.cap = u->cap ? u->cap * 2 : 64,
+		.n = u->n,
+	};
+	for (size_t i = 0; i < u->cap; i++) {
+		if (u->slots[i].tid == 0)
+			continue;
+		size_t k = slot_of(bigger.cap, u->slots[i].tid);
+		while (bigger.slots[k].tid)
+			k = (k + 1) & (bigger.cap - 1);
+		bigger.slots[k] = u->slots[i];
+	}
+	free(u->slots);
+	*u = bigger;
+}
+
+static struct ctp_thread_tail *get(struct ctp_unfinished_switches *u, uint32_t tid)
+{
+	struct ctp_thread_tail *t = find(u, tid);
+	if (t)
+		return t;
+	if (2 * (u->n + 1) > u->cap)
+		grow(u);
+	size_t i = slot_of(u->cap, tid);
+	while (u->slots[i].tid)
+		i = (i + 1) & (u->cap - 1);
+	u->n++;
+	u->slots[i] = (struct ctp_thread_tail){.tid = tid, .last_state = CTP_STATE_FREE};
+	return &u->slots[i];
+}
+
+void ctp_unfinished_note(struct ctp_unfinished_switches *u, uint32_t idx,
+			 const struct ctp_station_snapshot *s)
+{
+	if (s->tid == 0)
+		return;
+	struct ctp_thread_tail *t = get(u, s->tid);
+	if (s->kind == CTP_KIND_THREAD && s->state != CTP_STATE_EXITED)
+		t->alive = true;
+	if (s->state == CTP_STATE_RUNNING)
+		t->any_running = true;
+	/* Every station a thread touched carries that thread's tid (a resume sets it, a suspend
+	 * keeps it) and the time it was touched; a switch's two updates share one time, and any
+	 * earlier switch of the thread came before it. A coroutine made there and never run has
+	 * no last_switch and touches nothing. */
+	if (s->last_switch && s->last_switch >= t->last_ts) {
+		t->last_ts = s->last_switch;
+		t->last_state = s->state;
+		t->last_idx = idx;
+	}
+}
+
+bool ctp_unfinished_was_running(const struct ctp_unfinished_switches *u, uint32_t idx,
+				const struct ctp_station_snapshot *s)
+{
+	if (s->state != CTP_STATE_SUSPENDED || s->tid == 0)
+		return false;
+	const struct ctp_thread_tail *t = find(u, s->tid);
+	/* Only a thread that lived to the end, with nothing running on it, and whose last update
+	 * was this suspend: the hook was stopped before it resumed the other side. A thread
+	 * stopped after ending a coroutine and before resuming the next (its last update an end)
+	 * is left with none running: which coroutine it was going to is not in the segment. */
+	return t && t->alive && !t->any_running && t->last_state == CTP_STATE_SUSPENDED &&
+	       t->last_idx == idx;
+}

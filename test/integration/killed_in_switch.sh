@@ -1,0 +1,52 @@
+# A program killed inside a switch hook, between its two station updates (the coroutine it leaves
+# marked suspended, the one it resumes not yet running): the switch never happened, so the final
+# states name the coroutine it was leaving as running there, and exactly one runs on the thread.
+# gdb stops the program at that very point (a breakpoint on the line between the two updates,
+# in every copy the compiler inlined) and kills it there, so the case is hit on every run.
+source "$(dirname "$0")/lib.sh"
+
+switch_path=$CTP_SOURCE_DIR/preload/switch_path.h
+resume_line=$(grep -n 'ctp_station_resume(to_s, t->tid, now);' "$switch_path" | head -n 1 | cut -d: -f1)
+check "the resume of a switch is found in switch_path.h" [ -n "$resume_line" ]
+
+# Until its stdin ends: the test holds it open on a pipe.
+mkfifo "$WORK/stdin"
+"$CTP_RUN" -o "$WORK/k.jsonl.zst" "$PROGRAMS/ucontext_busy" 0 0 <"$WORK/stdin" \
+	>"$WORK/k.out" 2>"$WORK/k.err" &
+run=$!
+exec 3>"$WORK/stdin"
+at_exit kill -KILL $run
+check "the app has started" wait_until 10 grep -qx started "$WORK/k.out"
+app=$(pgrep -P $run -x ucontext_busy || true)
+check "the app is there" [ -n "$app" ]
+timeout 60 gdb -q -batch -p "${app:-0}" -ex "break switch_path.h:$resume_line" -ex continue \
+	-ex 'printf "leaving %d\n", (int)from_s->coro' -ex 'printf "resuming %d\n", (int)to_s->coro' \
+	-ex kill >"$WORK/gdb.out" 2>&1 || true
+leaving=$(sed -n 's/^leaving //p' "$WORK/gdb.out")
+resuming=$(sed -n 's/^resuming //p' "$WORK/gdb.out")
+check "gdb stopped it in a switch, from $leaving to $resuming" \
+	[ -n "$leaving" -a -n "$resuming" -a "$leaving" != "$resuming" ]
+exec 3>&-
+st=0
+wait $run || st=$?
+expect_eq "ctp-run exits 128+9" 137 "$st"
+st=0
+"$CTP_CAT" "$WORK/k.jsonl.zst" | lines -v '"type":"switch"' >"$WORK/k.jsonl" || st=$?
+expect_eq "the trace reads whole" 0 "$st"
+expect_eq "the exit line says signal 9" "$app:9" \
+	"$(q k '.[] | select(.type == "exit") | "\(.pid):\(.signal)"')"
+expect_eq "4 coroutines and the thread: one running, the rest suspended" \
+	"running:1 suspended:4" \
+	"$(q k '[.[] | select(.type == "state") | .state] | group_by(.) | map("\(.[0]):\(length)") | join(" ")')"
+expect_eq "the one running is the one the switch was leaving" "$leaving" \
+	"$(q k '.[] | select(.type == "state" and .state == "running") | .coro')"
+expect_eq "the one it was to resume is suspended" "suspended" \
+	"$(q k ".[] | select(.type == \"state\" and .coro == ${resuming:-0}) | .state")"
+# The report counts as stuck only those suspended at the end: not the one that ran.
+"$CTP_CAT" --report "$WORK/k.jsonl.zst" >"$WORK/report" 2>&1 || true
+check "the report lists the stuck coroutines" \
+	grep -q "^  coroutines: \(#[0-9]* \)*#[0-9]*$" "$WORK/report"
+check "the report does not list #$leaving as stuck" \
+	bash -c "! grep '^  coroutines:' '$WORK/report' | grep -qw '#$leaving'"
+
+finish
