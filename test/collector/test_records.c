@@ -77,6 +77,10 @@ static int teardown(void **state)
 	ctp_reorder_free(&f->p.order);
 	free(f->p.rings);
 	unlink(f->path);
+	/* The writer kept the empty file mkstemp made as FILE.old, as it keeps any it replaces. */
+	char old[sizeof(f->path) + 4];
+	snprintf(old, sizeof(old), "%s.old", f->path);
+	unlink(old);
 	free(f);
 	return 0;
 }

@@ -35,6 +35,10 @@ static int teardown(void **state)
 {
 	(void)state;
 	unlink(path);
+	/* The writer kept the empty file mkstemp made as FILE.old, as it keeps any it replaces. */
+	char old[sizeof(path) + 4];
+	snprintf(old, sizeof(old), "%s.old", path);
+	unlink(old);
 	return 0;
 }
 
