@@ -31,9 +31,14 @@ int ctp_run_check_program(const char *program, char **found);
  * it. */
 bool ctp_run_warn_untraceable(const char *path);
 
-/* Makes a private directory (mode 0700, unpredictable name) under $XDG_RUNTIME_DIR, $TMPDIR
- * or /tmp, short enough to hold a Unix socket path `<dir>/sock`. NULL after printing why. */
+/* Makes a private directory (mode 0700, `ctp-run.PID.XXXXXX`) under $XDG_RUNTIME_DIR, $TMPDIR
+ * or /tmp, short enough to hold a Unix socket path `<dir>/sock`, after sweeping the base of
+ * directories killed runs left. NULL after printing why. */
 char *ctp_run_make_dir(void);
+
+/* Removes the run directories under base that killed runs left behind, and only those
+ * (collector/run_sweep.c says how it knows). */
+void ctp_run_sweep_stale_dirs(const char *base);
 
 /* Removes the run directory and the socket in it. */
 void ctp_run_remove_dir(const char *dir);

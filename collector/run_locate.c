@@ -198,7 +198,8 @@ char *ctp_run_make_dir(void)
 	for (size_t i = 0; i < count; i++) {
 		const char *base = bases[i];
 		char *dir = NULL;
-		if (asprintf(&dir, "%s/ctp-run.XXXXXX", base) < 0)
+		/* Named by this process, so that a later run can tell it was left behind. */
+		if (asprintf(&dir, "%s/ctp-run.%d.XXXXXX", base, (int)getpid()) < 0)
 			return NULL;
 		/* <dir>/sock must fit in sun_path, with its terminating NUL. */
 		if (strlen(dir) + sizeof("/sock") > sizeof(sun.sun_path)) {
@@ -206,6 +207,7 @@ char *ctp_run_make_dir(void)
 			free(dir);
 			continue;
 		}
+		ctp_run_sweep_stale_dirs(base);
 		if (mkdtemp(dir) == NULL) {
 			last_err = errno;
 			free(dir);

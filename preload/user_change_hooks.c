@@ -7,7 +7,7 @@
  * So just before the process changes its user, while it still may, it grants the user it changes
  * to what connecting needs and nothing more: search on the run directory and write on the
  * socket, each by a POSIX ACL entry for that user alone. Only a run directory ctp made (ctp-run's
- * `ctp-run.XXXXXX`, the plain form's `ctp-PID-XXXXXX`) and this process's user owns; a socket a
+ * `ctp-run.PID.XXXXXX`, the plain form's `ctp-PID-XXXXXX`) and this process's user owns; a socket a
  * user named with CTP_SOCKET elsewhere is left as it is. Where the grant cannot be made (a file
  * system without ACLs, a private directory above the run directory), children connect as
  * before: the handover where a hook sees them, else untraced. */
