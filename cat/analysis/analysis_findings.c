@@ -331,8 +331,10 @@ static int find_groups(struct ctp_analysis *a, enum ctp_finding_kind kind, const
 			m[n++] = (struct member){c->pub.process, ctp_an_suspend_stack(a, c), i,
 						 c->pub.id};
 		/* A process killed by a signal ended nothing: its crash is the finding. A live
-		 * snapshot's coroutines have not outlived anything: the process still runs. */
-		else if (kind == CTP_FINDING_LEAK && !ended(c) &&
+		 * snapshot's coroutines have not outlived anything: the process still runs. One
+		 * running at the end was at work when its process ended (it may have called exit
+		 * itself): nothing forgot it. */
+		else if (kind == CTP_FINDING_LEAK && !ended(c) && !running_at_end(c) &&
 			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SIGNAL &&
 			 a->procs[c->pub.process].pub.exit != CTP_ANALYSIS_EXIT_SNAPSHOT)
 			m[n++] = (struct member){c->pub.process, c->pub.create_stack, i, c->pub.id};

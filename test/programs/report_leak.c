@@ -1,10 +1,13 @@
 /* Coroutines that are forgotten: FORGOTTEN are made by `spawn_forgotten`, run once, suspend and
  * are never resumed again; FINISHED more are made by `spawn_finished` and run to their end. The
  * report must count the forgotten ones as one leak, created in spawn_forgotten, and as stuck.
+ * With `exit`, the program ends by calling exit(0) from a coroutine of its own, which runs then:
+ * the process's end ends it, and nothing forgot it.
  *
- *   report_leak [FORGOTTEN [FINISHED]]   (defaults 5 and 3) */
+ *   report_leak [FORGOTTEN [FINISHED [exit]]]   (defaults 5 and 3) */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 
 #define STACK_SIZE (64 * 1024)
@@ -61,6 +64,12 @@ static void spawn_finished(void)
 	run(make(quick));
 }
 
+static void end_the_program(void)
+{
+	puts("done");
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	int forgotten = argc > 1 ? atoi(argv[1]) : 5;
@@ -69,6 +78,8 @@ int main(int argc, char **argv)
 		spawn_forgotten();
 	for (int i = 0; i < finished; i++)
 		spawn_finished();
+	if (argc > 3 && strcmp(argv[3], "exit") == 0)
+		run(make(end_the_program));
 	puts("done");
 	return 0;
 }
