@@ -6,12 +6,11 @@
  * A directory is left only when nothing can be using it: its name is one of ours and names the
  * process that made it (ctp-run's `ctp-run.PID.XXXXXX`, the plain form's `ctp-PID-XXXXXX`, the
  * traced program's pid), that process is gone, it is a real directory of this user's that
- * nobody else may write, it holds nothing but `sock`, and no process has that socket bound
- * (a collector still draining a killed run listens on it). Anything else is kept: a directory
+ * nobody else may write, it holds nothing but `sock`, and no process listens on that socket
+ * (a collector still draining a killed run does). Anything else is kept: a directory
  * this cannot judge costs a few bytes, one removed under a live run would cost its trace. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "collector/run.h"
@@ -78,30 +79,27 @@ static bool holds_only_a_socket(int dfd)
 	return only;
 }
 
-/* Whether some process has a Unix socket bound in run directory `name`, as /proc/net/unix lists
- * them (a bound path is the last field of a line). Matched on the path's last two parts, which
- * mkdtemp made unique: the run that bound it may have named its base otherwise (`/tmp/`, a
- * link). Unknown (no /proc) counts as bound. */
-static bool socket_bound(const char *name)
+/* Whether a process listens on the socket in the directory (open as dfd): a connection is
+ * refused only when none does. Asked by connecting, not by reading /proc/net/unix, which lists
+ * the sockets of this network namespace alone: a run in a container that shares the base
+ * directory is reached through the file as any other. Non-blocking, so that a listener whose
+ * backlog is full answers at once (and counts as one). A connection that closes before its hello
+ * is nothing to a collector. */
+static bool someone_listens(int dfd)
 {
-	FILE *f = fopen("/proc/net/unix", "re");
-	if (!f)
+	char path[64];
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/sock", dfd);
+	if (strlen(path) >= sizeof(sun.sun_path))
 		return true;
-	char tail[NAME_MAX + 8];
-	snprintf(tail, sizeof(tail), "/%s/sock", name);
-	size_t len = strlen(tail);
-	bool bound = false;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	while (!bound && (n = getline(&line, &cap, f)) > 0) {
-		if (line[n - 1] == '\n')
-			line[--n] = 0;
-		bound = (size_t)n >= len && strcmp(line + n - len, tail) == 0;
-	}
-	free(line);
-	fclose(f);
-	return bound;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return true;
+	bool refused =
+		connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 && errno == ECONNREFUSED;
+	close(fd);
+	return !refused;
 }
 
 static void sweep_one(int base_fd, const char *name)
@@ -114,7 +112,7 @@ static void sweep_one(int base_fd, const char *name)
 		return;
 	struct stat st;
 	if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 022) == 0 &&
-	    holds_only_a_socket(dfd) && !socket_bound(name)) {
+	    holds_only_a_socket(dfd) && !someone_listens(dfd)) {
 		unlinkat(dfd, "sock", 0);
 		unlinkat(base_fd, name, AT_REMOVEDIR);
 	}

@@ -57,20 +57,20 @@ kill -KILL $plain_app $(collector_of "$plain_dir")
 wait $plain_app 2>/dev/null || true
 check "(plain) its directory is left behind" [ -S "$base/$plain_dir/sock" ]
 
-# A directory whose maker is gone while a process still has its socket bound, as a collector that
-# drains a killed run has: kept. (A real collector cannot be held there: stopped, it dies of the
+# A directory whose maker is gone while a process still listens on its socket, as a collector
+# that drains a killed run does: kept. (A real collector cannot be held there: stopped, it dies of the
 # SIGHUP its orphaned process group gets once ctp-run is killed.)
 bound_dir=ctp-run.999999999.bound0
 mkdir -m 0700 "$base/$bound_dir"
 python3 -c 'import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(sys.argv[1])
 s.listen()
 print("bound", flush=True)
 time.sleep(60)' "$base/$bound_dir/sock" >"$WORK/listener.out" &
 listener=$!
 at_exit kill -KILL $listener
-check "(bound) its socket is bound" wait_until 10 grep -qx bound "$WORK/listener.out"
+check "(bound) a process listens on its socket" wait_until 10 grep -qx bound "$WORK/listener.out"
 
 # A run that is going on, made by hand look-alikes that are not ours to remove, and one whose
 # maker (this shell) lives.
@@ -91,7 +91,7 @@ chmod 0770 "$base/ctp-run.999999999.groupw"
 one_run first
 check "(killed) the next run removed its directory" [ ! -e "$base/$killed_dir" ]
 check "(plain) the next run removed its directory" [ ! -e "$base/$plain_dir" ]
-check "(bound) kept while a process has its socket bound" [ -S "$base/$bound_dir/sock" ]
+check "(bound) kept while a process listens on its socket" [ -S "$base/$bound_dir/sock" ]
 check "(live) a run going on keeps its directory" [ -S "$base/$live_dir/sock" ]
 for kept in other1 nobody groupw notdir; do
 	check "(kept) ctp-run.999999999.$kept" [ -e "$base/ctp-run.999999999.$kept" ]
