@@ -27,8 +27,16 @@ static void state_from_station(struct ctp_proc *p, uint32_t idx,
 	ctp_proc_announce_station(p, c, s);
 	c->flags |= CTP_CORO_FINAL;
 	uint32_t state = s->state;
-	if (ctp_unfinished_was_running(ctx, idx, s))
-		state = CTP_STATE_RUNNING; /* stopped inside the switch that was to suspend it */
+	struct ctp_station_snapshot ran;
+	uint32_t ran_on;
+	if (ctp_unfinished_was_running(ctx, idx, s, &ran_on)) {
+		/* Its thread was stopped in the switch that left it, or in the end before its
+		 * resume: it ran there. */
+		ran = *s;
+		ran.tid = ran_on;
+		s = &ran;
+		state = CTP_STATE_RUNNING;
+	}
 	uint64_t last = ctp_proc_ts(p, s->last_switch ? s->last_switch : s->created);
 	if (state == CTP_STATE_LEFT) {
 		/* Nothing came back to it: a coroutine that left by setcontext ended there, unless
@@ -78,6 +86,7 @@ void ctp_proc_write_states(struct ctp_proc *p)
 	struct ctp_unfinished_switches unfinished;
 	ctp_unfinished_init(&unfinished);
 	ctp_proc_each_station(p, note_station, &unfinished);
+	ctp_unfinished_settle(&unfinished);
 	ctp_proc_each_station(p, state_from_station, &unfinished);
 	ctp_unfinished_free(&unfinished);
 	/* Every other coroutine has ended: a station is recycled only after its coroutine

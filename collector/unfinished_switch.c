@@ -13,6 +13,7 @@ void ctp_unfinished_init(struct ctp_unfinished_switches *u)
 void ctp_unfinished_free(struct ctp_unfinished_switches *u)
 {
 	free(u->slots);
+	free(u->next);
 	ctp_unfinished_init(u);
 }
 
@@ -40,6 +41,8 @@ static void grow(struct ctp_unfinished_switches *u)
 		.slots = ctp_xcalloc(u->cap ? u->cap * 2 : 64, sizeof(*u->slots)),
 		.cap = u->cap ? u->cap * 2 : 64,
 		.n = u->n,
+		.next = u->next,
+		.nnext = u->nnext,
 	};
 	for (size_t i = 0; i < u->cap; i++) {
 		if (u->slots[i].tid == 0)
@@ -86,19 +89,62 @@ void ctp_unfinished_note(struct ctp_unfinished_switches *u, uint32_t idx,
 		t->last_ts = s->last_switch;
 		t->last_state = s->state;
 		t->last_idx = idx;
+		t->last_ended_to = s->ended_to;
 	}
 }
 
-bool ctp_unfinished_was_running(const struct ctp_unfinished_switches *u, uint32_t idx,
-				const struct ctp_station_snapshot *s)
+/* Whether the thread was stopped with nothing running on it, in a switch or an end. */
+static bool stopped_midway(const struct ctp_thread_tail *t)
 {
-	if (s->state != CTP_STATE_SUSPENDED || s->tid == 0)
+	return t->alive && !t->any_running;
+}
+
+static int by_idx(const void *x, const void *y)
+{
+	const struct ctp_resumed_next *a = x, *b = y;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+void ctp_unfinished_settle(struct ctp_unfinished_switches *u)
+{
+	for (size_t i = 0; i < u->cap; i++) {
+		const struct ctp_thread_tail *t = &u->slots[i];
+		if (t->tid == 0 || !stopped_midway(t) || t->last_state != CTP_STATE_EXITED ||
+		    t->last_ended_to == 0)
+			continue;
+		u->next = ctp_xrealloc(u->next, (u->nnext + 1) * sizeof(*u->next));
+		u->next[u->nnext++] = (struct ctp_resumed_next){t->last_ended_to - 1, t->tid};
+	}
+	if (u->nnext > 1)
+		qsort(u->next, u->nnext, sizeof(*u->next), by_idx);
+}
+
+static bool resumable(uint32_t state)
+{
+	return state == CTP_STATE_SUSPENDED || state == CTP_STATE_LEFT ||
+	       state == CTP_STATE_CREATED;
+}
+
+bool ctp_unfinished_was_running(const struct ctp_unfinished_switches *u, uint32_t idx,
+				const struct ctp_station_snapshot *s, uint32_t *tid)
+{
+	if (!resumable(s->state))
+		return false;
+	/* Resumed next by a thread stopped after an end and before that resume. */
+	struct ctp_resumed_next key = {.idx = idx};
+	const struct ctp_resumed_next *n =
+		u->nnext ? bsearch(&key, u->next, u->nnext, sizeof(*u->next), by_idx) : NULL;
+	if (n) {
+		*tid = n->tid;
+		return true;
+	}
+	/* Left by a thread stopped before it resumed the other side: only a thread that lived to
+	 * the end, with nothing running on it, whose last update was this suspend. */
+	if (s->state == CTP_STATE_CREATED || s->tid == 0)
 		return false;
 	const struct ctp_thread_tail *t = find(u, s->tid);
-	/* Only a thread that lived to the end, with nothing running on it, and whose last update
-	 * was this suspend: the hook was stopped before it resumed the other side. A thread
-	 * stopped after ending a coroutine and before resuming the next (its last update an end)
-	 * is left with none running: which coroutine it was going to is not in the segment. */
-	return t && t->alive && !t->any_running && t->last_state == CTP_STATE_SUSPENDED &&
-	       t->last_idx == idx;
+	if (!t || !stopped_midway(t) || t->last_state != s->state || t->last_idx != idx)
+		return false;
+	*tid = s->tid;
+	return true;
 }

@@ -167,6 +167,11 @@ struct ctp_station {
 	/* Preload-private (the collector ignores them): hashes of the suspend points (call site and
 	 * stack depth) this coroutine's stack was last unwound at, on the switch itself. */
 	uint32_t unwound_at[4];
+	/* In state EXITED: 1 + the index of the station its thread resumed right after the end, 0
+	 * when none (or not known). Written with the end, before that resume: a thread stopped for
+	 * good between the two still names what it was going to run (CTP.md "Stations"). */
+	uint32_t ended_to;
+	uint32_t pad;
 	uint64_t frames[]; /* latest suspend stack, innermost first */
 };
 
@@ -342,9 +347,10 @@ _Static_assert(offsetof(struct ctp_header, exit_ts) == 0x98, "header layout");
 _Static_assert(offsetof(struct ctp_header, reserved) == 0xA0, "header layout");
 _Static_assert(sizeof(struct ctp_header) == 0x100, "header is 256 bytes");
 _Static_assert(sizeof(struct ctp_block) == 32, "block header");
-_Static_assert(sizeof(struct ctp_station) == 120, "station fixed part");
+_Static_assert(sizeof(struct ctp_station) == 128, "station fixed part");
 _Static_assert(offsetof(struct ctp_station, saved_ctx) == 88, "station saved context");
-_Static_assert(offsetof(struct ctp_station, frames) == 120, "station frames");
+_Static_assert(offsetof(struct ctp_station, ended_to) == 120, "station end");
+_Static_assert(offsetof(struct ctp_station, frames) == 128, "station frames");
 _Static_assert(offsetof(struct ctp_ring, head) == CTP_CACHE_LINE, "ring head on its own line");
 _Static_assert(offsetof(struct ctp_ring, tail) == 2 * CTP_CACHE_LINE, "ring tail line");
 _Static_assert(sizeof(struct ctp_ring) == 3 * CTP_CACHE_LINE, "ring header");

@@ -20,6 +20,7 @@ static void copy_fields(const struct ctp_station *s, uint32_t depth,
 	out->saved_ctx = CTP_LOAD_RELAXED(&s->saved_ctx);
 	out->ctx_kind = CTP_LOAD_RELAXED(&s->ctx_kind);
 	out->stack_kind = CTP_LOAD_RELAXED(&s->stack_kind);
+	out->ended_to = CTP_LOAD_RELAXED(&s->ended_to);
 	uint32_t len = CTP_LOAD_RELAXED(&s->stack_len);
 	if (len > depth)
 		len = depth;

@@ -46,6 +46,7 @@ struct ctp_station_snapshot {
 	uint64_t saved_ctx;
 	uint32_t ctx_kind;
 	uint32_t stack_kind;
+	uint32_t ended_to;
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 };
 

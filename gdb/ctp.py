@@ -84,9 +84,9 @@ STATION = {
     "saved_ctx": (88, "Q"),
     "ctx_kind": (96, "I"),
     "stack_kind": (100, "I"),
-    "frames": (120, "Q"),  # stack_depth of them
+    "frames": (128, "Q"),  # stack_depth of them
 }
-STATION_FIXED = 120  # sizeof(struct ctp_station)
+STATION_FIXED = 128  # sizeof(struct ctp_station)
 
 STATES = {0: "free", 1: "created", 2: "running", 3: "suspended", 4: "exited", 5: "left"}
 STATE_RUNNING = 2

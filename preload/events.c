@@ -55,6 +55,7 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
 	CTP_STORE_RELAXED(&s->stack_len, 0);
 	memset(s->unwound_at, 0, sizeof(s->unwound_at));
+	CTP_STORE_RELAXED(&s->ended_to, 0);
 	ctp_station_write_end(s, seq);
 
 	uint32_t size = sizeof(struct ctp_rec_create) + 8 * n;
@@ -76,10 +77,12 @@ void ctp_coro_begin(struct ctp_thread *t, uint32_t idx, uint64_t coro, uint32_t 
 	ctp_thread_leave(t, state_before);
 }
 
-static void station_exit(struct ctp_station *s, uint64_t now)
+/* `to`: the station its thread resumes next, CTP_NO_STATION when none. */
+static void station_exit(struct ctp_station *s, uint64_t now, uint32_t to)
 {
 	uint32_t seq = ctp_station_write_begin(s);
 	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
+	CTP_STORE_RELAXED(&s->ended_to, to == CTP_NO_STATION ? 0 : to + 1);
 	CTP_STORE_RELAXED(&s->last_switch, now);
 	CTP_STORE_RELAXED(&s->ctx_kind, CTP_CTX_NONE);
 	CTP_STORE_RELAXED(&s->stack_kind, CTP_STACK_NONE);
@@ -226,8 +229,11 @@ void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 	uint32_t from = t->current;
 	struct ctp_station *from_s = ctp_station_at(from);
 	uint64_t from_coro = CTP_LOAD_RELAXED(&from_s->coro);
+	/* The station first, naming the one resumed next: a thread stopped for good anywhere from
+	 * here to that resume leaves a segment that says what it was going to run
+	 * (collector/unfinished_switch.h). */
+	station_exit(from_s, now, to);
 	emit_exit(t, now, from_coro, how);
-	station_exit(from_s, now);
 	if (to != CTP_NO_STATION) {
 		struct ctp_station *to_s = ctp_station_at(to);
 		ctp_station_resume(to_s, t->tid, now);
@@ -247,7 +253,7 @@ void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx)
 	uint64_t now = ctp_now();
 	struct ctp_station *s = ctp_station_at(idx);
 	emit_exit(t, now, CTP_LOAD_RELAXED(&s->coro), 0);
-	station_exit(s, now);
+	station_exit(s, now, CTP_NO_STATION);
 	recycle(t, idx);
 	ctp_thread_leave(t, state);
 }
@@ -257,6 +263,6 @@ void ctp_thread_end(struct ctp_thread *t)
 	uint64_t now = ctp_now();
 	struct ctp_station *s = ctp_station_at(t->self);
 	emit_exit(t, now, CTP_LOAD_RELAXED(&s->coro), 0);
-	station_exit(s, now);
+	station_exit(s, now, CTP_NO_STATION);
 	ctp_station_free(t->self);
 }

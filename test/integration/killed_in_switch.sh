@@ -1,8 +1,10 @@
 # A program killed inside a switch hook, between its two station updates (the coroutine it leaves
 # marked suspended, the one it resumes not yet running): the switch never happened, so the final
 # states name the coroutine it was leaving as running there, and exactly one runs on the thread.
-# gdb stops the program at that very point (a breakpoint on the line between the two updates,
-# in every copy the compiler inlined) and kills it there, so the case is hit on every run.
+# And one killed inside a coroutine's end, after its station says exited and before the
+# coroutine its thread goes back to is resumed: that one ran there. gdb stops the program at
+# that very point (a breakpoint on the line, in every copy the compiler inlined) and kills it
+# there, so each case is hit on every run.
 source "$(dirname "$0")/lib.sh"
 
 switch_path=$CTP_SOURCE_DIR/preload/switch_path.h
@@ -48,5 +50,29 @@ check "the report lists the stuck coroutines" \
 	grep -q "^  coroutines: \(#[0-9]* \)*#[0-9]*$" "$WORK/report"
 check "the report does not list #$leaving as stuck" \
 	bash -c "! grep '^  coroutines:' '$WORK/report' | grep -qw '#$leaving'"
+
+# (end) ucontext_exits' first coroutine returns, and glibc goes back to main through uc_link:
+# stopped after its end's station update (exited, naming main's station next), before main's
+# resume. The plain form, under gdb; the runner waits for the collector the preload starts.
+end_line=$(grep -n 'emit_exit(t, now, from_coro, how);' "$CTP_SOURCE_DIR/preload/events.c" |
+	head -n 1 | cut -d: -f1)
+check "(end) the end's record is found in events.c" [ -n "$end_line" ]
+/usr/bin/python3 "$CTP_SOURCE_DIR/test/transparency/tp_run.py" --out "$WORK/e.gdb" \
+	--err "$WORK/e.err" --status "$WORK/e.status" --cwd "$WORK" --timeout 60 \
+	--unset CTP_SOCKET --unset CTP_COLLECTOR -- \
+	gdb -q -batch -ex 'set startup-with-shell off' \
+	-ex "set environment LD_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so" \
+	-ex "set environment CTP_OUTPUT=$WORK/e.jsonl.zst" -ex 'set breakpoint pending on' \
+	-ex "break events.c:${end_line:-0}" -ex run \
+	-ex 'printf "ending %d, its station %d, next %d\n", (int)t->current_station->coro, t->current_station->state, t->self_station->state' \
+	-ex kill --args "$PROGRAMS/ucontext_exits"
+expect_eq "(end) gdb stopped it after the end's station update, before main's resume" \
+	"ending 2, its station 4, next 3" "$(grep '^ending' "$WORK/e.gdb")"
+st=0
+"$CTP_CAT" "$WORK/e.jsonl.zst" >"$WORK/e.jsonl" || st=$?
+expect_eq "(end) the trace reads whole" 0 "$st"
+expect_eq "(end) main runs, the coroutine that returned has ended" "1:running 2:exited" \
+	"$(q e '[.[] | select(.type == "state" and (.coro == 1 or .coro == 2)) | "\(.coro):\(.state)"] | join(" ")')"
+expect_eq "(end) one coroutine runs" 1 "$(q e '[.[] | select(.type == "state" and .state == "running")] | length')"
 
 finish
