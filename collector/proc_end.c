@@ -4,7 +4,7 @@
 
 #include "collector/proc.h"
 #include "collector/records.h"
-#include "collector/unfinished_switch.h"
+#include "ctp/unfinished_switch.h"
 #include "ctp/atomics.h"
 #include "ctp/names.h"
 
@@ -82,7 +82,7 @@ void ctp_proc_write_states(struct ctp_proc *p)
 {
 	p->nrunning = 0;
 	/* Stations first: they are exact even where ring events were dropped. A first pass finds
-	 * the switches its threads were stopped in (collector/unfinished_switch.h). */
+	 * the switches its threads were stopped in (ctp/unfinished_switch.h). */
 	struct ctp_unfinished_switches unfinished;
 	ctp_unfinished_init(&unfinished);
 	ctp_proc_each_station(p, note_station, &unfinished);

@@ -231,7 +231,7 @@ void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how)
 	uint64_t from_coro = CTP_LOAD_RELAXED(&from_s->coro);
 	/* The station first, naming the one resumed next: a thread stopped for good anywhere from
 	 * here to that resume leaves a segment that says what it was going to run
-	 * (collector/unfinished_switch.h). */
+	 * (ctp/unfinished_switch.h). */
 	station_exit(from_s, now, to);
 	emit_exit(t, now, from_coro, how);
 	if (to != CTP_NO_STATION) {

@@ -152,8 +152,9 @@ static void put_header(struct pstack_view *v)
 		put_core(v);
 	size_t count[CTP_STATE_LEFT + 1];
 	size_t threads = pstack_count_states(s, count);
-	fprintf(v->out, "pid %" PRIu32 " (%s): %zu coroutines", s->pid, v->command,
-		s->ncoros - threads);
+	size_t coros = s->ncoros - threads;
+	fprintf(v->out, "pid %" PRIu32 " (%s): %zu coroutine%s", s->pid, v->command, coros,
+		coros == 1 ? "" : "s");
 	const char *sep = ": ";
 	for (uint32_t st = CTP_STATE_CREATED; st <= CTP_STATE_LEFT; st++) {
 		if (st == CTP_STATE_EXITED || !count[st])
@@ -161,7 +162,7 @@ static void put_header(struct pstack_view *v)
 		fprintf(v->out, "%s%zu %s", sep, count[st], pstack_state_name(st));
 		sep = ", ";
 	}
-	fprintf(v->out, "; %zu threads\n", threads);
+	fprintf(v->out, "; %zu thread%s\n", threads, threads == 1 ? "" : "s");
 	if (s->torn)
 		fprintf(v->out, "warning: %zu stations never read consistently\n", s->torn);
 	if (s->stations_lost)

@@ -6,6 +6,7 @@
 #include "ctp/atomics.h"
 #include "ctp/clock.h"
 #include "ctp/station.h"
+#include "ctp/unfinished_switch.h"
 #include "ctp/xalloc.h"
 #include "pstack/suspend_stack.h"
 
@@ -18,6 +19,9 @@ struct walk {
 	 * reading them through the mapping of a live process's segment would make the kernel put
 	 * pages of zeros into it: memory the program would hold from then on. */
 	uint32_t handed_out;
+	/* A core's: what its threads were stopped in the middle of (ctp/unfinished_switch.h), or
+	 * NULL for a live process, whose switches go on. */
+	struct ctp_unfinished_switches *unfinished;
 };
 
 /* `live` is the station of which w->s is a copy; it has `depth` frames. */
@@ -70,9 +74,11 @@ static void add_coro(struct walk *w, const struct ctp_station *live, uint32_t de
 	}
 }
 
-static void visit_block(void *ctx, struct ctp_block *b, uint64_t off)
+/* Calls visit for every station of the block that holds a coroutine, with its copy in w->s. */
+static void each_station(struct walk *w, struct ctp_block *b, uint64_t off,
+			 void (*visit)(struct walk *w, uint32_t idx, const struct ctp_station *st,
+				       uint32_t depth, bool consistent))
 {
-	struct walk *w = ctx;
 	struct ctp_chunk_ref ref;
 	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS ||
 	    !ctp_view_station_chunk(&w->src->view, b, off, &ref) || ref.first >= w->handed_out)
@@ -87,12 +93,44 @@ static void visit_block(void *ctx, struct ctp_block *b, uint64_t off)
 		bool consistent = ctp_station_read(st, ref.depth, &w->s);
 		if (w->s.coro == 0 || w->s.state == CTP_STATE_FREE || w->s.state > CTP_STATE_LEFT)
 			continue;
-		if (w->s.state == CTP_STATE_EXITED) {
-			w->snap->ended++;
-			continue;
-		}
-		add_coro(w, st, ref.depth, consistent);
+		visit(w, ref.first + k, st, ref.depth, consistent);
 	}
+}
+
+static void take_station(struct walk *w, uint32_t idx, const struct ctp_station *st, uint32_t depth,
+			 bool consistent)
+{
+	if (w->s.state == CTP_STATE_EXITED) {
+		w->snap->ended++;
+		return;
+	}
+	uint32_t tid;
+	if (w->unfinished && ctp_unfinished_was_running(w->unfinished, idx, &w->s, &tid)) {
+		/* Its thread was stopped in the switch that left it, or in the end before its
+		 * resume: it runs there, and the thread's registers hold its stack. */
+		w->s.state = CTP_STATE_RUNNING;
+		w->s.tid = tid;
+	}
+	add_coro(w, st, depth, consistent);
+}
+
+static void note_station(struct walk *w, uint32_t idx, const struct ctp_station *st, uint32_t depth,
+			 bool consistent)
+{
+	(void)st;
+	(void)depth;
+	(void)consistent;
+	ctp_unfinished_note(w->unfinished, idx, &w->s);
+}
+
+static void visit_block(void *ctx, struct ctp_block *b, uint64_t off)
+{
+	each_station(ctx, b, off, take_station);
+}
+
+static void note_block(void *ctx, struct ctp_block *b, uint64_t off)
+{
+	each_station(ctx, b, off, note_station);
 }
 
 static int by_id(const void *a, const void *b)
@@ -126,7 +164,15 @@ void pstack_snapshot_take(struct pstack_source *src, struct pstack_snapshot *sna
 	w->snap = snap;
 	w->unwinder.src = src;
 	w->handed_out = CTP_LOAD_ACQUIRE(&h->station_count);
+	struct ctp_unfinished_switches unfinished;
+	ctp_unfinished_init(&unfinished);
+	if (src->core) {
+		w->unfinished = &unfinished;
+		ctp_view_blocks_from(&src->view, head, note_block, w);
+		ctp_unfinished_settle(&unfinished);
+	}
 	ctp_view_blocks_from(&src->view, head, visit_block, w);
+	ctp_unfinished_free(&unfinished);
 	pstack_unwinder_close(&w->unwinder);
 	free(w);
 	/* The clock is read after the stations: no switch they saw lies in its future. */

@@ -4,7 +4,8 @@
 # And one killed inside a coroutine's end, after its station says exited and before the
 # coroutine its thread goes back to is resumed: that one ran there. gdb stops the program at
 # that very point (a breakpoint on the line, in every copy the compiler inlined) and kills it
-# there, so each case is hit on every run.
+# there, so each case is hit on every run; the core it writes there first reads the same in
+# ctp-pstack --core.
 source "$(dirname "$0")/lib.sh"
 
 switch_path=$CTP_SOURCE_DIR/preload/switch_path.h
@@ -23,7 +24,7 @@ app=$(pgrep -P $run -x ucontext_busy || true)
 check "the app is there" [ -n "$app" ]
 timeout 60 gdb -q -batch -p "${app:-0}" -ex "break switch_path.h:$resume_line" -ex continue \
 	-ex 'printf "leaving %d\n", (int)from_s->coro' -ex 'printf "resuming %d\n", (int)to_s->coro' \
-	-ex kill >"$WORK/gdb.out" 2>&1 || true
+	-ex "gcore $WORK/k.core" -ex kill >"$WORK/gdb.out" 2>&1 || true
 leaving=$(sed -n 's/^leaving //p' "$WORK/gdb.out")
 resuming=$(sed -n 's/^resuming //p' "$WORK/gdb.out")
 check "gdb stopped it in a switch, from $leaving to $resuming" \
@@ -50,6 +51,16 @@ check "the report lists the stuck coroutines" \
 	grep -q "^  coroutines: \(#[0-9]* \)*#[0-9]*$" "$WORK/report"
 check "the report does not list #$leaving as stuck" \
 	bash -c "! grep '^  coroutines:' '$WORK/report' | grep -qw '#$leaving'"
+
+# (core) The core gdb wrote at that moment, read by ctp-pstack: the same coroutine runs.
+st=0
+"$CTP_BUILD_DIR/pstack/ctp-pstack" --json --core "$WORK/k.core" "$PROGRAMS/ucontext_busy" \
+	>"$WORK/core.json" 2>"$WORK/core.err" || st=$?
+expect_eq "(core) ctp-pstack --core reads it" 0 "$st"
+expect_eq "(core) one runs, the one the switch was leaving, on the stopped thread" \
+	"$leaving:$app" \
+	"$(jq -r '[.coroutines[] | select(.state == "running") | "\(.coro):\(.tid)"] | join(" ")' "$WORK/core.json")"
+rm -f "$WORK/k.core"
 
 # (end) ucontext_exits' first coroutine returns, and glibc goes back to main through uc_link:
 # stopped after its end's station update (exited, naming main's station next), before main's

@@ -1,4 +1,5 @@
-/* The collector's rule for a thread stopped inside a switch hook (collector/unfinished_switch.h):
+/* The rule for a thread stopped inside a switch hook (ctp/unfinished_switch.h), which the
+ * collector's final states and ctp-pstack's cores share:
  * over stations made up the way a dead process leaves them, exactly the coroutine the thread was
  * leaving (suspended, or left by setcontext), or the one an end named next, counts as running, on
  * that thread; nothing else is changed: threads with a running coroutine, ended threads, an end
@@ -9,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "collector/unfinished_switch.h"
+#include "ctp/unfinished_switch.h"
 #include "ctp/segment.h"
 
 static struct ctp_station_snapshot station(uint32_t kind, uint32_t state, uint32_t tid,

@@ -1,4 +1,4 @@
-#include "collector/unfinished_switch.h"
+#include "ctp/unfinished_switch.h"
 
 #include <stdlib.h>
 
