@@ -4,9 +4,9 @@
 
 #include "collector/proc.h"
 #include "collector/records.h"
-#include "ctp/unfinished_switch.h"
 #include "ctp/atomics.h"
 #include "ctp/names.h"
+#include "ctp/unfinished_switch.h"
 
 static void note_station(struct ctp_proc *p, uint32_t idx, const struct ctp_station_snapshot *s,
 			 void *ctx)

@@ -87,12 +87,8 @@ static bool holds_only_a_socket(int dfd)
  * is nothing to a collector. */
 static bool someone_listens(int dfd)
 {
-	char path[64];
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	snprintf(path, sizeof(path), "/proc/self/fd/%d/sock", dfd);
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return true;
-	memcpy(sun.sun_path, path, strlen(path) + 1);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "/proc/self/fd/%d/sock", dfd);
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return true;

@@ -5,10 +5,10 @@
  * the end: the coroutine the hook was leaving, since the switch itself (the jump that follows
  * the hook) never happened. A coroutine's end marks its station exited first, naming the station
  * its thread resumes next (ended_to), and resumes that one after: a thread stopped between the
- * two was going to run that one, and nothing else runs there. The process's final states name
- * that coroutine running, on that thread. */
-#ifndef CTP_COLLECTOR_UNFINISHED_SWITCH_H
-#define CTP_COLLECTOR_UNFINISHED_SWITCH_H
+ * two was going to run that one, and nothing else runs there. The collector's final states of
+ * a process and ctp-pstack's reading of a core name that coroutine running, on that thread. */
+#ifndef CTP_UNFINISHED_SWITCH_H
+#define CTP_UNFINISHED_SWITCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,7 +44,7 @@ struct ctp_unfinished_switches {
 void ctp_unfinished_init(struct ctp_unfinished_switches *u);
 void ctp_unfinished_free(struct ctp_unfinished_switches *u);
 
-/* Takes in one station (any state) of the dead process. */
+/* Takes in one station (any state) of the process stopped for good (gone, or a core). */
 void ctp_unfinished_note(struct ctp_unfinished_switches *u, uint32_t idx,
 			 const struct ctp_station_snapshot *s);
 
