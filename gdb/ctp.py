@@ -15,7 +15,8 @@
 # selected thread (the originals are kept, and put back by `ctp restore` or when gdb exits), as
 # gdb's own `set $rip` would. A core's registers cannot be written: there, and for `ctp bt`
 # everywhere, a frame unwinder makes the thread's innermost frame return into the coroutine, so
-# that frame #1 and those above it are the coroutine's, and the process is never touched.
+# that the frames above it (#1 and up, or further up when gdb shows functions inlined into it as
+# frames of their own) are the coroutine's, and the process is never touched.
 #
 # Run as `python3 ctp.py --layout` (outside gdb) it prints the layout below, which
 # test/gdb/layout.sh compares with offsetof() of the C structs.
@@ -75,6 +76,7 @@ STATION = {
     "kind": (16, "I"),
     "tid": (20, "I"),
     "entry": (24, "Q"),
+    "last_switch": (40, "Q"),
     "switches": (48, "Q"),
     "stack_lo": (56, "Q"),
     "stack_hi": (64, "Q"),
@@ -84,16 +86,19 @@ STATION = {
     "saved_ctx": (88, "Q"),
     "ctx_kind": (96, "I"),
     "stack_kind": (100, "I"),
+    "ended_to": (120, "I"),
     "frames": (128, "Q"),  # stack_depth of them
 }
 STATION_FIXED = 128  # sizeof(struct ctp_station)
 
 STATES = {0: "free", 1: "created", 2: "running", 3: "suspended", 4: "exited", 5: "left"}
+STATE_CREATED = 1
 STATE_RUNNING = 2
 STATE_SUSPENDED = 3
 STATE_EXITED = 4
 STATE_LEFT = 5
 KINDS = {1: "thread", 2: "ucontext", 3: "fcontext", 4: "simgrid_raw"}
+KIND_THREAD = 1
 WAIT_OPS = {1: "read", 2: "write", 3: "accept", 4: "connect", 5: "poll"}
 WAIT_OP_MASK = 0x7F
 WAIT_CLOSED = 0x80
@@ -274,7 +279,7 @@ class Segment:
                 chunk = unpack_fields(STATION_CHUNK, self.read(off, STATION_CHUNK_SIZE))
                 result += self._chunk_stations(chunk)
             off = block["next"]
-        return sorted(result, key=lambda s: s.coro)
+        return sorted(finish_switches(result), key=lambda s: s.coro)
 
     def _chunk_stations(self, chunk):
         size = self.header["station_size"]
@@ -297,6 +302,43 @@ class Segment:
         return out
 
 
+def finish_switches(stations):
+    """Shows running the coroutine each thread stopped in the tracer's switch hook runs.
+
+    A hook updates two stations, one after the other: the coroutine it leaves (suspended), then
+    the one it resumes (running). A thread stopped between the two (a breakpoint or a Ctrl-C in
+    the hook, a core dumped there) has no station running on it, though a coroutine runs there:
+    the one the switch was leaving, since the jump that follows the hook has not happened, or,
+    in a coroutine's end, the station the ended one names as resumed next (ended_to). The same
+    rule as the collector's final states and ctp-pstack --core (ctp/unfinished_switch.c). Left
+    as it stood, the coroutine being left would read suspended, and ctp bt would unwind the
+    registers of its previous suspend: its switch has not saved this one's yet."""
+    alive, running, last = set(), set(), {}
+    for s in sorted(stations, key=lambda s: s.index):
+        if s.tid == 0:
+            continue
+        if s.kind == KIND_THREAD and s.state != STATE_EXITED:
+            alive.add(s.tid)  # the thread's own stack has not ended: the thread lives
+        if s.state == STATE_RUNNING:
+            running.add(s.tid)
+        # The station the thread touched last: a switch's two updates share one time, and
+        # every earlier switch of the thread came before it.
+        if s.last_switch and (s.tid not in last or s.last_switch >= last[s.tid].last_switch):
+            last[s.tid] = s
+    by_index = {s.index: s for s in stations}
+    for tid, s in last.items():
+        if tid not in alive or tid in running:
+            continue
+        if s.state == STATE_EXITED:
+            s = by_index.get(s.ended_to - 1) if s.ended_to else None
+            if s is None or s.state not in (STATE_SUSPENDED, STATE_LEFT, STATE_CREATED):
+                continue
+        elif s.state not in (STATE_SUSPENDED, STATE_LEFT):
+            continue
+        s.state, s.tid, s.mid_switch = STATE_RUNNING, tid, True
+    return stations
+
+
 class Station:
     """One coroutine's station (ctp/segment.h struct ctp_station)."""
 
@@ -308,6 +350,7 @@ class Station:
         # A stopped process or a core does not write: an odd sequence is a writer that was
         # stopped (or died) in the middle of an update.
         self.torn = self.seq % 2 == 1
+        self.mid_switch = False  # finish_switches: shown running, its thread in the hook
 
     @property
     def state_name(self):
@@ -457,18 +500,22 @@ def describe_thread(inferior, tid):
 class CoroutineUnwinder(gdb.unwinder.Unwinder if gdb else object):
     """Makes the innermost frame of one thread return into a coroutine's saved registers.
 
-    Frame #0 stays the thread's (gdb reads it from the thread, which cannot be changed in a
-    core), and its caller, frame #1, is the coroutine's innermost frame: gdb unwinds the rest
-    from there with the CFI of each module. Frame #0 is given the coroutine's stack pointer as
-    its identity, so that the frames above it lie outward of it as gdb requires."""
+    The thread's innermost frame stays the thread's (gdb reads it from the thread, which cannot
+    be changed in a core), and its caller is the coroutine's innermost frame: gdb unwinds the
+    rest from there with the CFI of each module. The innermost frame is #0, or, where the
+    thread stopped in code inlined into it (a breakpoint in an inline function), the frame after
+    the ones gdb makes of the inlined calls, which gdb numbers first and never asks an unwinder
+    for. It is given the coroutine's stack pointer as its identity, so that the frames above it
+    lie outward of it as gdb requires."""
 
     def __init__(self):
         super().__init__("ctp-coroutine")
-        self.thread = None  # gdb.InferiorThread whose frame #0 is redirected
+        self.thread = None  # gdb.InferiorThread whose innermost frame is redirected
         self.regs = None
+        self.level = 0  # that frame's level: the number of inlined frames before it
 
     def __call__(self, pending_frame):
-        if self.regs is None or pending_frame.level() != 0:
+        if self.regs is None or pending_frame.level() != self.level:
             return None
         if gdb.selected_thread() != self.thread:
             return None
@@ -481,12 +528,30 @@ class CoroutineUnwinder(gdb.unwinder.Unwinder if gdb else object):
         return info
 
     def redirect(self, thread, regs):
-        self.thread, self.regs = thread, regs
+        # The thread's own frames first, unredirected, to count the inlined ones.
+        self.thread, self.regs, self.level = thread, None, 0
         gdb.invalidate_cached_frames()
+        if regs is not None:
+            self.level = innermost_frame().level()
+            self.regs = regs
+            gdb.invalidate_cached_frames()
 
     def clear(self):
         self.thread, self.regs = None, None
         gdb.invalidate_cached_frames()
+
+
+def innermost_frame():
+    """The selected thread's innermost frame that is not a call inlined into it."""
+    frame = gdb.newest_frame()
+    while frame.type() == gdb.INLINE_FRAME and frame.older() is not None:
+        frame = frame.older()
+    return frame
+
+
+def first_coroutine_frame():
+    """While the unwinder redirects the selected thread: the coroutine's innermost frame."""
+    return innermost_frame().older()
 
 
 class FrameId:
@@ -496,7 +561,7 @@ class FrameId:
 
 
 class ThreadFrameLabel(FrameDecorator if gdb else object):
-    """Frame #0 of a thread redirected into a coroutine: the thread's own, named as such."""
+    """A frame of a thread redirected into a coroutine that is the thread's own, named as such."""
 
     def __init__(self, base, label):
         super().__init__(base)
@@ -519,8 +584,9 @@ class ThreadFrameLabel(FrameDecorator if gdb else object):
 
 
 class RedirectedFrameFilter:
-    """In `bt` after `ctp switch` on a core, says that frame #0 is not the coroutine's: its
-    registers are the thread's, and what gdb would show of its arguments is meaningless."""
+    """In `bt` after `ctp switch` on a core, says that frame #0 (and any inlined into the same
+    function) is not the coroutine's: its registers are the thread's, and what gdb would show of
+    its arguments is meaningless."""
 
     def __init__(self, state, unwinder):
         self.name = "ctp-coroutine"
@@ -533,8 +599,10 @@ class RedirectedFrameFilter:
         st = self.state
         if not st.active() or st.saved is not None or gdb.selected_thread() != st.thread:
             return frames
-        label = "[thread %d's own frame; coroutine %d starts at #1]" % (st.thread.num, st.coro)
-        return (ThreadFrameLabel(f, label) if f.inferior_frame().level() == 0 else f
+        own = self.unwinder.level
+        label = "[thread %d's own frame; coroutine %d starts at #%d]" % (
+            st.thread.num, st.coro, own + 1)
+        return (ThreadFrameLabel(f, label) if f.inferior_frame().level() <= own else f
                 for f in frames)
 
 
@@ -638,8 +706,9 @@ Usage: ctp coroutines [--full-names]
 Each line: the coroutine's id, its kind (thread: a thread's own stack; ucontext; fcontext), its
 state, the gdb thread running it (or the last that did), the fd and operation it waits on
 ("closed" when the fd was closed under it), its entry function and where it suspended (the call
-site of its switch). C++ names are shortened, each outermost template argument list written as
-<...>; --full-names keeps them."""
+site of its switch). A state reads "running (mid-switch)" on a thread stopped inside the
+tracer's switch hook, for the coroutine that runs there until the switch is made. C++ names are
+shortened, each outermost template argument list written as <...>; --full-names keeps them."""
 
     def __init__(self):
         super().__init__("ctp coroutines", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
@@ -669,7 +738,8 @@ site of its switch). C++ names are shortened, each outermost template argument l
             entry = function_name(s.entry, full) if s.entry else "-"
             site = (describe_pc(s.call_site(), full=full)
                     if s.suspended and s.call_site() else "-")
-            state = s.state_name + (" (torn)" if s.torn else "")
+            state = (s.state_name + (" (torn)" if s.torn else "") +
+                     (" (mid-switch)" if s.mid_switch else ""))
             rows.append(("#%d" % s.coro, s.kind_name, state, describe_thread(inf, s.tid),
                          waits, entry, site))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
@@ -742,7 +812,7 @@ own hook is left out). A running coroutine's stack is its thread's: `thread T` a
             gdb.write(line + "\n")
 
     def walk(self, station, limit):
-        frame = gdb.newest_frame().older()
+        frame = first_coroutine_frame()
         # Skip the tracer's hook: the stack proper starts at the switch's call site.
         skipped = 0
         site = station.call_site()
@@ -750,7 +820,7 @@ own hook is left out). A running coroutine's stack is its thread's: `thread T` a
             frame = frame.older()
             skipped += 1
         if frame is None or (site and frame.pc() != site):
-            frame = gdb.newest_frame().older()  # not found: show all, hook included
+            frame = first_coroutine_frame()  # not found: show all, hook included
         lines = []
         while frame is not None and (limit is None or len(lines) < limit):
             lines.append(frame_line(len(lines), frame))
@@ -788,7 +858,8 @@ On a live process the selected thread's registers are replaced by those coroutin
 saved (the thread's own are kept): frame #0 is then the coroutine's. Run `ctp restore` before
 continuing or detaching (gdb's exit restores them too). On a core file, whose registers cannot be
 written, the thread's innermost frame is made to return into the coroutine: frame #1 and up are
-the coroutine's, and frame #1 is selected."""
+the coroutine's (further up where the thread stopped in code inlined into its innermost frame,
+which gdb shows as frames of their own), and the coroutine's first frame is selected."""
 
     def __init__(self, state, unwinder):
         super().__init__("ctp switch", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
@@ -814,9 +885,12 @@ the coroutine's, and frame #1 is selected."""
                    "(do it before continuing or detaching)" % (thread.num, coro)
         else:
             self.unwinder.redirect(thread, regs)
-            gdb.newest_frame().older().select()
-            mode = "the registers cannot be written here (a core file): frame #0 stays " \
-                   "thread %d's, frame #1 and up are coroutine %d's" % (thread.num, coro)
+            first_coroutine_frame().select()
+            own = self.unwinder.level
+            mode = "the registers cannot be written here (a core file): frame%s stay%s " \
+                   "thread %d's, frame #%d and up are coroutine %d's" % (
+                       " #0" if own == 0 else "s #0-#%d" % own, "s" if own == 0 else "",
+                       thread.num, own + 1, coro)
         self.state.coro, self.state.thread = coro, thread
         gdb.write("ctp: switched to coroutine %d: %s\n" % (coro, mode))
         gdb.execute("frame", to_string=False)

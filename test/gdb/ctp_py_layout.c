@@ -36,6 +36,7 @@ int main(void)
 	FIELD("station", struct ctp_station, kind);
 	FIELD("station", struct ctp_station, tid);
 	FIELD("station", struct ctp_station, entry);
+	FIELD("station", struct ctp_station, last_switch);
 	FIELD("station", struct ctp_station, switches);
 	FIELD("station", struct ctp_station, stack_lo);
 	FIELD("station", struct ctp_station, stack_hi);
@@ -45,6 +46,7 @@ int main(void)
 	FIELD("station", struct ctp_station, saved_ctx);
 	FIELD("station", struct ctp_station, ctx_kind);
 	FIELD("station", struct ctp_station, stack_kind);
+	FIELD("station", struct ctp_station, ended_to);
 	FIELD("station", struct ctp_station, frames);
 	VALUE("sizeof.header", sizeof(struct ctp_header));
 	VALUE("sizeof.block", sizeof(struct ctp_block));

@@ -5,7 +5,9 @@
 # coroutine its thread goes back to is resumed: that one ran there. gdb stops the program at
 # that very point (a breakpoint on the line, in every copy the compiler inlined) and kills it
 # there, so each case is hit on every run; the core it writes there first reads the same in
-# ctp-pstack --core.
+# ctp-pstack --core. The gdb extension, stopped there, shows the same: the coroutine being left
+# running on the thread, and the stacks of the others unwound from their saved contexts though
+# the thread stopped in code inlined into the hook (gdb numbers those frames first).
 source "$(dirname "$0")/lib.sh"
 
 switch_path=$CTP_SOURCE_DIR/preload/switch_path.h
@@ -22,13 +24,44 @@ at_exit kill -KILL $run
 check "the app has started" wait_until 10 grep -qx started "$WORK/k.out"
 app=$(pgrep -P $run -x ucontext_busy || true)
 check "the app is there" [ -n "$app" ]
-timeout 60 gdb -q -batch -p "${app:-0}" -ex "break switch_path.h:$resume_line" -ex continue \
+# ctp_bt_each: `ctp bt N 1` of each of ucontext_busy's coroutines, after an @btN mark.
+ctp_bt_each=()
+for n in 2 3 4 5; do ctp_bt_each+=(-ex "echo @bt$n\n" -ex "ctp bt $n 1"); done
+timeout 60 gdb -q -batch -nx -ex "source $CTP_SOURCE_DIR/gdb/ctp.py" -p "${app:-0}" \
+	-ex "break switch_path.h:$resume_line" -ex continue \
 	-ex 'printf "leaving %d\n", (int)from_s->coro' -ex 'printf "resuming %d\n", (int)to_s->coro' \
+	-ex 'echo @coroutines\n' -ex 'ctp coroutines' "${ctp_bt_each[@]}" -ex 'echo @end\n' \
 	-ex "gcore $WORK/k.core" -ex kill >"$WORK/gdb.out" 2>&1 || true
 leaving=$(sed -n 's/^leaving //p' "$WORK/gdb.out")
 resuming=$(sed -n 's/^resuming //p' "$WORK/gdb.out")
 check "gdb stopped it in a switch, from $leaving to $resuming" \
 	[ -n "$leaving" -a -n "$resuming" -a "$leaving" != "$resuming" ]
+
+# section MARK FILE: the lines between `@MARK` and the next `@` mark.
+section() { awk -v m="@$1" '$0 == m {on = 1; next} /^@/ {on = 0} on' "$2"; }
+# (gdb) Running: the coroutine the switch leaves, marked, and it alone.
+expect_eq "(gdb) ctp coroutines: #$leaving runs, in a switch, and no other" \
+	"#$leaving running (mid-switch)" \
+	"$(section coroutines "$WORK/gdb.out" | awk '$3 == "running" {print $1, $3, $4}')"
+expect_eq "(gdb) ctp coroutines counts 1 running" 1 \
+	"$(section coroutines "$WORK/gdb.out" | grep -c '(1 running, 4 suspended)')"
+# (gdb) Each of the others unwinds from its saved context to its own function (spin, or main for
+# the thread's own); the one running is refused, its stack being the thread's.
+bt_tops=""
+for n in 2 3 4 5; do
+	if [ "$n" = "$leaving" ]; then
+		top=$(section "bt$n" "$WORK/gdb.out" | grep -c "coroutine $n is running on thread" || true)
+	else
+		top=$(section "bt$n" "$WORK/gdb.out" | sed -n 's/^#0 .* in \([a-z_]*\) (.*/\1/p')
+	fi
+	bt_tops="$bt_tops $n:$top"
+done
+expected_tops=""
+for n in 2 3 4 5; do
+	if [ "$n" = "$leaving" ]; then expected_tops="$expected_tops $n:1"; else expected_tops="$expected_tops $n:spin"; fi
+done
+expect_eq "(gdb) ctp bt: each suspended coroutine in spin, the running one refused" \
+	"$expected_tops" "$bt_tops"
 exec 3>&-
 st=0
 wait $run || st=$?
@@ -71,14 +104,18 @@ check "(end) the end's record is found in events.c" [ -n "$end_line" ]
 /usr/bin/python3 "$CTP_SOURCE_DIR/test/transparency/tp_run.py" --out "$WORK/e.gdb" \
 	--err "$WORK/e.err" --status "$WORK/e.status" --cwd "$WORK" --timeout 60 \
 	--unset CTP_SOCKET --unset CTP_COLLECTOR -- \
-	gdb -q -batch -ex 'set startup-with-shell off' \
+	gdb -q -batch -nx -ex "source $CTP_SOURCE_DIR/gdb/ctp.py" -ex 'set startup-with-shell off' \
 	-ex "set environment LD_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so" \
 	-ex "set environment CTP_OUTPUT=$WORK/e.jsonl.zst" -ex 'set breakpoint pending on' \
 	-ex "break events.c:${end_line:-0}" -ex run \
 	-ex 'printf "ending %d, its station %d, next %d\n", (int)t->current_station->coro, t->current_station->state, t->self_station->state' \
+	-ex 'echo @coroutines\n' -ex 'ctp coroutines' -ex 'echo @end\n' \
 	-ex kill --args "$PROGRAMS/ucontext_exits"
 expect_eq "(end) gdb stopped it after the end's station update, before main's resume" \
 	"ending 2, its station 4, next 3" "$(grep '^ending' "$WORK/e.gdb")"
+expect_eq "(end, gdb) ctp coroutines: main runs, in the end's switch, and no other" \
+	"#1 running (mid-switch)" \
+	"$(section coroutines "$WORK/e.gdb" | awk '$3 == "running" {print $1, $3, $4}')"
 st=0
 "$CTP_CAT" "$WORK/e.jsonl.zst" >"$WORK/e.jsonl" || st=$?
 expect_eq "(end) the trace reads whole" 0 "$st"
