@@ -303,7 +303,7 @@ class Segment:
 
 
 def finish_switches(stations):
-    """Shows running the coroutine each thread stopped in the tracer's switch hook runs.
+    """Marks running, on each thread stopped inside the tracer's switch hook, what runs there.
 
     A hook updates two stations, one after the other: the coroutine it leaves (suspended), then
     the one it resumes (running). A thread stopped between the two (a breakpoint or a Ctrl-C in
