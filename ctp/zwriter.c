@@ -41,14 +41,19 @@ struct ctp_zwriter *ctp_zwriter_open(const char *path, int level)
 	return fd < 0 ? NULL : ctp_zwriter_open_fd(fd, path, level);
 }
 
-/* zstd's fast levels (its `fast` strategy: level 1 and below, the two that level auto uses) find
- * matches in a table of 2^13 four-byte entries for a frame of 1 MiB: 32 KiB, the size of a core's
- * whole first-level data cache, which the text being compressed also streams through. With 2^11
- * entries trace text compresses a fifth to a third faster, and into files as small or smaller
- * (the newest place of a key recurs sooner than an older one is worth keeping): measured on the
- * traces of a ucontext ping-pong, Boost.Fiber, skynet and pdns-recursor (docs/performance.md).
- * The slower levels keep zstd's own tables, sized for their searches. */
-enum { FAST_HASH_LOG = 11 };
+/* zstd's fast levels (its `fast` strategy: level 1 and below, except 0, zstd's default level 3;
+ * both levels of level auto are fast) find matches in a table of 2^13 four-byte entries for a
+ * frame of 1 MiB: 32 KiB, the size of a core's whole first-level data cache, which the text being
+ * compressed also streams through. With 2^11 entries trace text compresses 5-45% faster, and into
+ * files as small or smaller (the newest place of a key recurs sooner than an older one is worth
+ * keeping): measured on the traces of a ucontext ping-pong, Boost.Fiber, skynet and pdns-recursor
+ * (docs/performance.md). The slower levels keep zstd's own tables, sized for their searches. */
+enum { FAST_LEVEL_MAX = 1, FAST_HASH_LOG = 11 };
+
+static bool fast_level(int level)
+{
+	return level <= FAST_LEVEL_MAX && level != 0;
+}
 
 struct ctp_zwriter *ctp_zwriter_open_fd(int fd, const char *path, int level)
 {
@@ -73,7 +78,7 @@ struct ctp_zwriter *ctp_zwriter_open_fd(int fd, const char *path, int level)
 	z->adaptive = level == CTP_ZWRITER_LEVEL_AUTO;
 	z->level = z->adaptive ? CTP_ZWRITER_AUTO_LEVEL : level;
 	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, z->level);
-	if (z->level <= CTP_ZWRITER_FAST_LEVEL_MAX && z->level != 0) /* 0: zstd's default, 3 */
+	if (fast_level(z->level))
 		ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_hashLog, FAST_HASH_LOG);
 	/* A checksum per frame lets a reader tell a damaged frame from a good one. */
 	ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 1);

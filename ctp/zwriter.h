@@ -25,8 +25,6 @@
 #define CTP_ZWRITER_AUTO_LEVEL 1
 #define CTP_ZWRITER_BUSY_LEVEL (-3)
 #define CTP_ZWRITER_BUSY_BYTES_PER_S (4u << 20)
-/* The highest level compressed with zstd's `fast` strategy (both of level auto's). */
-#define CTP_ZWRITER_FAST_LEVEL_MAX 1
 
 struct ctp_zwriter;
 
