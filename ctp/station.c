@@ -39,8 +39,11 @@ bool ctp_station_read(const struct ctp_station *s, uint32_t depth, struct ctp_st
 		/* Acquire fence: the copies above are ordered before the second read of seq. */
 		CTP_FENCE_ACQUIRE();
 		uint32_t after = CTP_LOAD_RELAXED(&s->seq);
-		if (before == after && (before & 1) == 0)
+		if (before == after && (before & 1) == 0) {
+			out->torn = false;
 			return true;
+		}
 	}
+	out->torn = true;
 	return false;
 }

@@ -47,6 +47,9 @@ struct ctp_station_snapshot {
 	uint32_t ctx_kind;
 	uint32_t stack_kind;
 	uint32_t ended_to;
+	/* No consistent copy could be had (ctp_station_read returned false): in a process stopped
+	 * for good, its writer was stopped in the middle of this station's update. */
+	bool torn;
 	uint64_t frames[CTP_MAX_STACK_DEPTH];
 };
 

@@ -84,9 +84,13 @@ void ctp_unfinished_note(struct ctp_unfinished_switches *u, uint32_t idx,
 	/* Every station a thread touched carries that thread's tid (a resume sets it, a suspend
 	 * keeps it) and the time it was touched; a switch's two updates share one time, and any
 	 * earlier switch of the thread came before it. A coroutine made there and never run has
-	 * no last_switch and touches nothing. */
-	if (s->last_switch && s->last_switch >= t->last_ts) {
-		t->last_ts = s->last_switch;
+	 * no last_switch and touches nothing. A torn station is the one its thread was writing
+	 * when it stopped, touched after all the others whatever its time says yet: a suspend or
+	 * an end writes the state before the time, and the old time ties with the station that
+	 * resumed this one. */
+	uint64_t touched = s->torn ? UINT64_MAX : s->last_switch;
+	if (touched && touched >= t->last_ts) {
+		t->last_ts = touched;
 		t->last_state = s->state;
 		t->last_idx = idx;
 		t->last_ended_to = s->ended_to;

@@ -22,7 +22,7 @@ struct ctp_thread_tail {
 	bool alive;		/* its own stack's station has not ended */
 	bool any_running;	/* a station says running on it */
 	uint32_t last_state;	/* state of the station it touched last */
-	uint64_t last_ts;	/* and that station's last_switch */
+	uint64_t last_ts;	/* and that station's last_switch (UINT64_MAX: it is torn) */
 	uint32_t last_idx;	/* and its index */
 	uint32_t last_ended_to; /* and its ended_to */
 };

@@ -302,6 +302,9 @@ class Segment:
         return out
 
 
+TOUCHED_NOW = (1 << 64) - 1  # finish_switches: a torn station's time, after every other
+
+
 def finish_switches(stations):
     """Marks running, on each thread stopped inside the tracer's switch hook, what runs there.
 
@@ -322,11 +325,14 @@ def finish_switches(stations):
         if s.state == STATE_RUNNING:
             running.add(s.tid)
         # The station the thread touched last: a switch's two updates share one time, and
-        # every earlier switch of the thread came before it.
-        if s.last_switch and (s.tid not in last or s.last_switch >= last[s.tid].last_switch):
-            last[s.tid] = s
+        # every earlier switch of the thread came before it. A torn one is the station the
+        # thread was writing when it stopped: the last, whatever its time says yet (a suspend
+        # writes its state first).
+        touched = TOUCHED_NOW if s.torn else s.last_switch
+        if touched and (s.tid not in last or touched >= last[s.tid][0]):
+            last[s.tid] = (touched, s)
     by_index = {s.index: s for s in stations}
-    for tid, s in last.items():
+    for tid, (_, s) in last.items():
         if tid not in alive or tid in running:
             continue
         if s.state == STATE_EXITED:

@@ -143,6 +143,30 @@ static void ends_that_finished_or_named_nothing(void **state)
 	assert_int_equal(running_set(s, 6), 0);
 }
 
+/* A thread stopped between the first two stores of a suspend (the state, then the time), or of
+ * an end: the station it was writing is torn, and still holds the time it was resumed at, the
+ * time the station that resumed it suspended at. The torn one is the last the thread touched,
+ * though the other's index comes after it. */
+static void torn_mid_suspend_or_end(void **state)
+{
+	(void)state;
+	struct ctp_station_snapshot s[] = {
+		station(CTP_KIND_THREAD, CTP_STATE_SUSPENDED, 10, 100),
+		station(CTP_KIND_UCONTEXT, CTP_STATE_SUSPENDED, 10, 300), /* torn: was leaving */
+		station(CTP_KIND_UCONTEXT, CTP_STATE_SUSPENDED, 10, 300), /* resumed it */
+		station(CTP_KIND_THREAD, CTP_STATE_SUSPENDED, 11, 100),
+		ended(11, 300, 6),					  /* torn: was ending */
+		station(CTP_KIND_UCONTEXT, CTP_STATE_SUSPENDED, 11, 300), /* resumed it */
+		station(CTP_KIND_UCONTEXT, CTP_STATE_SUSPENDED, 11, 200), /* named next */
+	};
+	s[1].torn = true;
+	s[4].torn = true;
+	uint32_t tids[7];
+	assert_int_equal(running_set_on(s, 7, tids), 1u << 1 | 1u << 6);
+	assert_int_equal(tids[1], 10);
+	assert_int_equal(tids[6], 11);
+}
+
 /* Many threads, for the table's growth: each stopped in a switch, each gets its own. */
 static void many_threads(void **state)
 {
@@ -175,6 +199,7 @@ int main(void)
 		cmocka_unit_test(left_by_setcontext),
 		cmocka_unit_test(stopped_after_an_end),
 		cmocka_unit_test(ends_that_finished_or_named_nothing),
+		cmocka_unit_test(torn_mid_suspend_or_end),
 		cmocka_unit_test(many_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
