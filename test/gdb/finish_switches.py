@@ -10,7 +10,7 @@ spec = importlib.util.spec_from_file_location("ctp", sys.argv[1])
 ctp = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ctp)
 
-THREAD, UCONTEXT = 1, 2
+THREAD, UCONTEXT = ctp.KIND_THREAD, 2  # the kinds: KINDS in ctp.py
 CREATED, RUNNING, SUSPENDED, EXITED = (ctp.STATE_CREATED, ctp.STATE_RUNNING,
                                        ctp.STATE_SUSPENDED, ctp.STATE_EXITED)
 
