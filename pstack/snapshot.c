@@ -25,8 +25,7 @@ struct walk {
 };
 
 /* `live` is the station of which w->s is a copy; it has `depth` frames. */
-static void add_coro(struct walk *w, const struct ctp_station *live, uint32_t depth,
-		     bool consistent)
+static void add_coro(struct walk *w, const struct ctp_station *live, uint32_t depth)
 {
 	struct pstack_snapshot *snap = w->snap;
 	const struct ctp_station_snapshot *s = &w->s;
@@ -45,8 +44,8 @@ static void add_coro(struct walk *w, const struct ctp_station *live, uint32_t de
 	c->kind = s->kind;
 	c->tid = s->tid;
 	c->wait_fd = -1;
-	c->torn = !consistent;
-	snap->torn += !consistent;
+	c->torn = s->torn;
+	snap->torn += s->torn;
 	/* A running coroutine's wait is over, even when it has not switched since (a thread's own
 	 * stack that got EAGAIN and went on to poll): only a coroutine that is not running waits.
 	 */
@@ -77,7 +76,7 @@ static void add_coro(struct walk *w, const struct ctp_station *live, uint32_t de
 /* Calls visit for every station of the block that holds a coroutine, with its copy in w->s. */
 static void each_station(struct walk *w, struct ctp_block *b, uint64_t off,
 			 void (*visit)(struct walk *w, uint32_t idx, const struct ctp_station *st,
-				       uint32_t depth, bool consistent))
+				       uint32_t depth))
 {
 	struct ctp_chunk_ref ref;
 	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS ||
@@ -90,15 +89,14 @@ static void each_station(struct walk *w, struct ctp_block *b, uint64_t off,
 		/* A cheap look first: most slots of a chunk may be free. */
 		if (CTP_LOAD_RELAXED(&st->state) == CTP_STATE_FREE)
 			continue;
-		bool consistent = ctp_station_read(st, ref.depth, &w->s);
+		ctp_station_read(st, ref.depth, &w->s); /* w->s.torn says if it could not */
 		if (w->s.coro == 0 || w->s.state == CTP_STATE_FREE || w->s.state > CTP_STATE_LEFT)
 			continue;
-		visit(w, ref.first + k, st, ref.depth, consistent);
+		visit(w, ref.first + k, st, ref.depth);
 	}
 }
 
-static void take_station(struct walk *w, uint32_t idx, const struct ctp_station *st, uint32_t depth,
-			 bool consistent)
+static void take_station(struct walk *w, uint32_t idx, const struct ctp_station *st, uint32_t depth)
 {
 	if (w->s.state == CTP_STATE_EXITED) {
 		w->snap->ended++;
@@ -111,15 +109,13 @@ static void take_station(struct walk *w, uint32_t idx, const struct ctp_station 
 		w->s.state = CTP_STATE_RUNNING;
 		w->s.tid = tid;
 	}
-	add_coro(w, st, depth, consistent);
+	add_coro(w, st, depth);
 }
 
-static void note_station(struct walk *w, uint32_t idx, const struct ctp_station *st, uint32_t depth,
-			 bool consistent)
+static void note_station(struct walk *w, uint32_t idx, const struct ctp_station *st, uint32_t depth)
 {
 	(void)st;
 	(void)depth;
-	(void)consistent;
 	ctp_unfinished_note(w->unfinished, idx, &w->s);
 }
 
