@@ -10,10 +10,12 @@
 void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z)
 {
 	e->z = z;
+	e->text = ctp_zwriter_text(z);
 	e->line_start = 0;
 	e->processes = e->coros = e->switches = e->lost = 0;
 	/* Copied whole on every switch line (ctp_emit_switch): no byte of them left undefined. */
 	memset(e->switch_heads, 0, sizeof(e->switch_heads));
+	memset(e->switch_tails, 0, sizeof(e->switch_tails));
 	memset(e->how_json, 0, sizeof(e->how_json));
 	/* A switch line's `how` and the key after it, made once from the names table: nearly
 	 * every line is a switch, and this spares escaping the same word each time. */
@@ -30,14 +32,14 @@ void ctp_emit_init(struct ctp_emitter *e, struct ctp_zwriter *z)
 /* Lines are written straight into the frame the zstd writer is building. */
 static struct ctp_jsonw *begin_line(struct ctp_emitter *e)
 {
-	struct ctp_jsonw *w = ctp_zwriter_text(e->z);
+	struct ctp_jsonw *w = e->text;
 	e->line_start = w->len;
 	return w;
 }
 
 static void end_line(struct ctp_emitter *e)
 {
-	CTP_JSONW_LIT(ctp_zwriter_text(e->z), "}\n");
+	CTP_JSONW_LIT(e->text, "}\n");
 	ctp_zwriter_lines_added(e->z, e->line_start, 1);
 }
 
@@ -191,12 +193,33 @@ static void make_switch_head(struct ctp_switch_head *head, uint32_t pid, uint32_
 	head->tid = tid;
 }
 
+/* Writes a switch line's rest from `,"from":` on at p, and returns its end. */
+static char *write_switch_tail(struct ctp_emitter *e, char *p, uint64_t from, uint64_t to,
+			       uint32_t how, uint32_t stack)
+{
+	struct ctp_jsonw *w = e->text;
+	memcpy(p, ",\"from\":", 8);
+	p = ctp_jsonw_put_u64(w, p + 8, from);
+	memcpy(p, ",\"to\":", 6);
+	p = ctp_jsonw_put_u64(w, p + 6, to);
+	memcpy(p, e->how_json[how], sizeof(e->how_json[how]));
+	p += e->how_len[how];
+	if (stack) {
+		p = ctp_jsonw_put_u64(w, p, stack);
+	} else {
+		memcpy(p, "null", 4);
+		p += 4;
+	}
+	memcpy(p, "}\n", 2);
+	return p + 2;
+}
+
 void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t from,
 		     uint64_t to, uint32_t how, uint32_t stack)
 {
 	struct ctp_jsonw *w = begin_line(e);
-	/* The longest switch line is about 190 bytes, and the cached fragments below are copied
-	 * whole: reserve once for all of it. */
+	/* The longest switch line is about 190 bytes, and the cached fragments and the numbers
+	 * below are stored whole: reserve once for all of it, and write through a cursor. */
 	ctp_jsonw_reserve(w, 320);
 	struct ctp_switch_head *head = &e->switch_heads[tid & (CTP_EMIT_SWITCH_HEADS - 1)];
 	if (head->len == 0 || head->pid != pid || head->tid != tid)
@@ -204,19 +227,32 @@ void ctp_emit_switch(struct ctp_emitter *e, uint32_t pid, uint32_t tid, uint64_t
 	/* The cached fragments are copied at their buffers' full, fixed size (what lies past their
 	 * length is overwritten next): a copy of a length known only at run time is a `rep movs`,
 	 * whose start-up alone costs more than the rest of the line. */
-	memcpy(w->buf + w->len, head->text, sizeof(head->text));
-	w->len += head->len;
-	ctp_jsonw_u64(w, ts);
-	CTP_JSONW_LIT(w, ",\"from\":");
-	ctp_jsonw_u64(w, from);
-	CTP_JSONW_LIT(w, ",\"to\":");
-	ctp_jsonw_u64(w, to);
+	char *p = w->buf + w->len;
+	memcpy(p, head->text, sizeof(head->text));
+	p = ctp_jsonw_put_u64(w, p + head->len, ts);
 	if (how >= CTP_EMIT_HOW_COUNT)
 		how = 0;
-	memcpy(w->buf + w->len, e->how_json[how], sizeof(e->how_json[how]));
-	w->len += e->how_len[how];
-	u64_or_null(w, stack);
-	end_line(e);
+	uint64_t how_stack = (uint64_t)stack << 32 | how;
+	uint64_t hash = from * 0x9E3779B97F4A7C15ull + to * 0xC2B2AE3D27D4EB4Full +
+			how_stack * 0x165667B19E3779F9ull;
+	struct ctp_switch_tail *tail = &e->switch_tails[hash >> (64 - CTP_EMIT_SWITCH_TAIL_BITS)];
+	if (tail->len && tail->from == from && tail->to == to && tail->how_stack == how_stack) {
+		memcpy(p, tail->text, sizeof(tail->text));
+		p += tail->len;
+	} else {
+		char *end = write_switch_tail(e, p, from, to, how, stack);
+		size_t len = (size_t)(end - p);
+		if (len <= sizeof(tail->text)) {
+			memcpy(tail->text, p, len);
+			tail->from = from;
+			tail->to = to;
+			tail->how_stack = how_stack;
+			tail->len = (uint8_t)len;
+		}
+		p = end;
+	}
+	w->len = (size_t)(p - w->buf);
+	ctp_zwriter_lines_added(e->z, e->line_start, 1);
 	e->switches++;
 }
 

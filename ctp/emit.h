@@ -17,6 +17,11 @@
 /* Switch line heads kept (ctp_emitter), a power of two. */
 #define CTP_EMIT_SWITCH_HEADS 16
 
+/* Switch line tails kept (ctp_emitter), and the longest kept. */
+#define CTP_EMIT_SWITCH_TAIL_BITS 6
+#define CTP_EMIT_SWITCH_TAILS (1u << CTP_EMIT_SWITCH_TAIL_BITS)
+#define CTP_EMIT_SWITCH_TAIL_MAX 64
+
 /* enum ctp_switch_how's values, 0 (unknown) included. */
 #define CTP_EMIT_HOW_COUNT (CTP_HOW_RAW_SWAPCONTEXT + 1)
 
@@ -31,7 +36,18 @@ struct ctp_emitter {
 		uint8_t len; /* 0: empty */
 		uint32_t pid, tid;
 	} switch_heads[CTP_EMIT_SWITCH_HEADS];
+	/* The rest of a switch line from `,"from":` on, for the last few (from, to, how, stack)
+	 * written (direct-mapped by a hash of them): a program's coroutines switch between the
+	 * same pairs at the same call sites over and over, and a copy is a fifth of the cost of
+	 * writing three numbers. */
+	struct ctp_switch_tail {
+		uint64_t from, to;
+		uint64_t how_stack; /* stack << 32 | how */
+		char text[CTP_EMIT_SWITCH_TAIL_MAX];
+		uint8_t len; /* 0: empty */
+	} switch_tails[CTP_EMIT_SWITCH_TAILS];
 	struct ctp_zwriter *z;
+	struct ctp_jsonw *text; /* the writer's text (ctp_zwriter_text), which stays where it is */
 	/* what the summary reports */
 	/* coros counts coroutines proper; threads, the threads' own stacks (both are coro lines).
 	 */

@@ -36,91 +36,22 @@ void ctp_jsonw_grow(struct ctp_jsonw *w, size_t n)
 	w->cap = cap;
 }
 
-/* Two decimal digits at a time: halves the divisions of a digit-by-digit loop. */
-static const char digit_pairs[201] = "00010203040506070809"
-				     "10111213141516171819"
-				     "20212223242526272829"
-				     "30313233343536373839"
-				     "40414243444546474849"
-				     "50515253545556575859"
-				     "60616263646566676869"
-				     "70717273747576777879"
-				     "80818283848586878889"
-				     "90919293949596979899";
-
-/* Exactly four digits of v < 10000 at p, and exactly eight of v < 10^8. */
-static inline __attribute__((always_inline)) void put4(char *p, uint32_t v)
-{
-	memcpy(p, digit_pairs + 2 * (v / 100), 2);
-	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
-}
-
-static inline __attribute__((always_inline)) void put8(char *p, uint32_t v)
-{
-	put4(p, v / 10000);
-	put4(p + 4, v % 10000);
-}
-
-/* How many decimal digits v has (1 for 0): the bit length tells it to within one. */
-static inline __attribute__((always_inline)) unsigned digits_u32(uint32_t v)
-{
-	static const uint32_t pow10[] = {1,	 10,	  100,	    1000,      10000,
-					 100000, 1000000, 10000000, 100000000, 1000000000};
-	unsigned bits = 32 - (unsigned)__builtin_clz(v | 1);
-	unsigned t = (bits * 1233) >> 12; /* 1233 / 4096 ~ log10(2) */
-	return t + ((v | 1) >= pow10[t]);
-}
-
-/* The digits of v (any length) at p; returns their count. */
-static inline __attribute__((always_inline)) unsigned put_u32(char *p, uint32_t v)
-{
-	unsigned n = digits_u32(v);
-	char *end = p + n;
-	while (v >= 100) {
-		memcpy(end - 2, digit_pairs + 2 * (v % 100), 2);
-		end -= 2;
-		v /= 100;
-	}
-	if (v >= 10)
-		memcpy(end - 2, digit_pairs + 2 * v, 2);
-	else
-		end[-1] = (char)('0' + v);
-	return n;
-}
-
-/* The digits of the part above the last eight of a number >= 10^8, into the writer's cache. */
-/* Out of line: it runs once a tenth of a second, and inline it would make every number pay for
- * the registers it needs. */
-static __attribute__((noinline)) void cache_high(struct ctp_jsonw *w, uint64_t high)
+/* The digits of the part above the last eight of a number >= 10^8. Out of line: it runs once a
+ * tenth of a second, and inline it would make every number pay for the registers it needs. */
+__attribute__((noinline)) void ctp_jsonw_cache_high(struct ctp_jsonw *w, uint64_t high)
 {
 	char *p = w->high_digits;
-	if (high < 100000000) {
-		w->high_len = (uint8_t)put_u32(p, (uint32_t)high);
+	/* high < 2^64 / 10^8 < 10^12: at most four digits above another eight. */
+	if (high >= 100000000) {
+		uint32_t top = (uint32_t)(high / 100000000);
+		p = ctp_jsonw_put_digits(p, ctp_jsonw_digits8(top), ctp_jsonw_digit_count(top));
+		p = ctp_jsonw_put_digits(p, ctp_jsonw_digits8((uint32_t)(high % 100000000)), 8);
 	} else {
-		unsigned n = put_u32(p, (uint32_t)(high / 100000000));
-		put8(p + n, (uint32_t)(high % 100000000));
-		w->high_len = (uint8_t)(n + 8);
+		p = ctp_jsonw_put_digits(p, ctp_jsonw_digits8((uint32_t)high),
+					 ctp_jsonw_digit_count((uint32_t)high));
 	}
+	w->high_len = (uint8_t)(p - w->high_digits);
 	w->high = high;
-}
-
-/* Numbers of trace lines are written straight into the line. Nearly all are small ids or
- * nanosecond timestamps, whose digits above the last eight change every tenth of a second: those
- * are copied from the previous number's, and the last eight come from 32-bit arithmetic. */
-void ctp_jsonw_u64(struct ctp_jsonw *w, uint64_t v)
-{
-	ctp_jsonw_reserve(w, 20 + sizeof(w->high_digits));
-	char *p = w->buf + w->len;
-	if (v < 100000000) {
-		w->len += put_u32(p, (uint32_t)v);
-		return;
-	}
-	uint64_t high = v / 100000000;
-	if (high != w->high)
-		cache_high(w, high);
-	memcpy(p, w->high_digits, sizeof(w->high_digits));
-	put8(p + w->high_len, (uint32_t)(v % 100000000));
-	w->len += w->high_len + 8u;
 }
 
 void ctp_jsonw_i64(struct ctp_jsonw *w, int64_t v)

@@ -154,6 +154,51 @@ static void test_integers_at_digit_boundaries(void **state)
 	ctp_jsonw_free(&w);
 }
 
+/* The digits are made eight at a time in lanes of one word (ctp_jsonw_digits8), where a lane
+ * that overflowed into its neighbour would garble only some values: every number below 2 * 10^5
+ * (all four-digit lanes, every pair and digit in each position), then numbers of every length
+ * from a fixed pseudo-random sequence, each as printf writes it. */
+static void expect_numbers(uint64_t first, uint64_t count, uint64_t (*next)(uint64_t *))
+{
+	struct ctp_jsonw w;
+	ctp_jsonw_init(&w);
+	uint64_t state = first;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t v = next(&state);
+		ctp_jsonw_reset(&w);
+		ctp_jsonw_u64(&w, v);
+		char want[24];
+		int n = snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+		if (w.len != (size_t)n || memcmp(w.buf, want, w.len) != 0)
+			fail_msg("%s written as %.*s", want, (int)w.len, w.buf);
+	}
+	ctp_jsonw_free(&w);
+}
+
+static uint64_t counting(uint64_t *state)
+{
+	return (*state)++;
+}
+
+/* A number of 1 to 20 digits, of uniformly random length (xorshift64*). */
+static uint64_t random_length(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	uint64_t r = *state * 0x2545F4914F6CDD1Dull;
+	unsigned bits = 1 + (unsigned)(r >> 58); /* 1-64 */
+	return (r << 6 | r >> 58) >> (64 - bits);
+}
+
+static void test_integers_every_lane(void **state)
+{
+	(void)state;
+	expect_numbers(0, 200000, counting);
+	expect_numbers(99999000, 2000, counting);
+	expect_numbers(0x9E3779B97F4A7C15ull, 1000000, random_length);
+}
+
 static void test_long_string_grows(void **state)
 {
 	(void)state;
@@ -180,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_null_string),
 		cmocka_unit_test(test_integers_at_extremes),
 		cmocka_unit_test(test_integers_at_digit_boundaries),
+		cmocka_unit_test(test_integers_every_lane),
 		cmocka_unit_test(test_long_string_grows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
