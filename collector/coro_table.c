@@ -4,12 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t slot_of(uint64_t id, size_t cap)
-{
-	/* Fibonacci hashing: ids are mostly consecutive, the multiply spreads them. */
-	return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-}
-
 void ctp_coro_table_free(struct ctp_coro_table *t)
 {
 	free(t->slots);
@@ -22,7 +16,7 @@ static void rehash(struct ctp_coro_table *t, size_t cap)
 	for (size_t i = 0; i < t->cap; i++) {
 		if (!t->slots[i].id)
 			continue;
-		size_t j = slot_of(t->slots[i].id, cap);
+		size_t j = ctp_coro_slot_of(t->slots[i].id, cap);
 		while (slots[j].id)
 			j = (j + 1) & (cap - 1);
 		slots[j] = t->slots[i];
@@ -32,9 +26,8 @@ static void rehash(struct ctp_coro_table *t, size_t cap)
 	t->cap = cap;
 }
 
-void ctp_coro_table_reserve(struct ctp_coro_table *t, size_t n)
+void ctp_coro_table_grow(struct ctp_coro_table *t, size_t n)
 {
-	/* Keep the load under 1/2 so that probes stay short. */
 	size_t cap = t->cap ? t->cap : 64;
 	while ((t->count + n) * 2 > cap)
 		cap *= 2;
@@ -42,11 +35,9 @@ void ctp_coro_table_reserve(struct ctp_coro_table *t, size_t n)
 		rehash(t, cap);
 }
 
-struct ctp_coro *ctp_coro_find(const struct ctp_coro_table *t, uint64_t id)
+struct ctp_coro *ctp_coro_find_probing(const struct ctp_coro_table *t, uint64_t id)
 {
-	if (!t->cap || !id)
-		return NULL;
-	for (size_t j = slot_of(id, t->cap);; j = (j + 1) & (t->cap - 1)) {
+	for (size_t j = ctp_coro_slot_of(id, t->cap);; j = (j + 1) & (t->cap - 1)) {
 		if (t->slots[j].id == id)
 			return &t->slots[j];
 		if (!t->slots[j].id)
@@ -54,22 +45,16 @@ struct ctp_coro *ctp_coro_find(const struct ctp_coro_table *t, uint64_t id)
 	}
 }
 
-struct ctp_coro *ctp_coro_get(struct ctp_coro_table *t, uint64_t id, bool *is_new)
+struct ctp_coro *ctp_coro_insert(struct ctp_coro_table *t, uint64_t id)
 {
-	struct ctp_coro *c = ctp_coro_find(t, id);
-	if (c) {
-		*is_new = false;
-		return c;
-	}
 	ctp_coro_table_reserve(t, 1);
-	size_t j = slot_of(id, t->cap);
+	size_t j = ctp_coro_slot_of(id, t->cap);
 	while (t->slots[j].id)
 		j = (j + 1) & (t->cap - 1);
-	c = &t->slots[j];
+	struct ctp_coro *c = &t->slots[j];
 	memset(c, 0, sizeof(*c));
 	c->id = id;
 	t->count++;
-	*is_new = true;
 	return c;
 }
 
@@ -83,7 +68,7 @@ void ctp_coro_remove(struct ctp_coro_table *t, uint64_t id)
 	 * which a lookup for it would otherwise stop at, unless its home slot lies between the
 	 * hole and itself (cyclically). No tombstones: lookups stay as short as before. */
 	for (size_t j = (hole + 1) & mask; t->slots[j].id; j = (j + 1) & mask) {
-		size_t home = slot_of(t->slots[j].id, t->cap);
+		size_t home = ctp_coro_slot_of(t->slots[j].id, t->cap);
 		bool reachable =
 			hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
 		if (reachable)

@@ -42,14 +42,48 @@ struct ctp_coro_table {
 
 void ctp_coro_table_free(struct ctp_coro_table *t);
 
-/* Makes sure `n` inserts can follow without moving the slots (pointers stay valid). */
-void ctp_coro_table_reserve(struct ctp_coro_table *t, size_t n);
+/* The slot `id` is looked for first. Fibonacci hashing: ids are mostly consecutive, the
+ * multiply spreads them. */
+static inline size_t ctp_coro_slot_of(uint64_t id, size_t cap)
+{
+	return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
 
-struct ctp_coro *ctp_coro_find(const struct ctp_coro_table *t, uint64_t id);
+void ctp_coro_table_grow(struct ctp_coro_table *t, size_t n);
+
+/* Makes sure `n` inserts can follow without moving the slots (pointers stay valid). Inline:
+ * every switch asks, and the table seldom grows. */
+static inline void ctp_coro_table_reserve(struct ctp_coro_table *t, size_t n)
+{
+	/* Keep the load under 1/2 so that probes stay short. */
+	if ((t->count + n) * 2 > t->cap)
+		ctp_coro_table_grow(t, n);
+}
+
+struct ctp_coro *ctp_coro_find_probing(const struct ctp_coro_table *t, uint64_t id);
+
+/* The record of `id`, NULL when it is not there. The load is under 1/2, so most lookups end at
+ * the first slot: that look is inline, the probe along the run is not. */
+static inline struct ctp_coro *ctp_coro_find(const struct ctp_coro_table *t, uint64_t id)
+{
+	if (!t->cap || !id)
+		return NULL;
+	struct ctp_coro *c = &t->slots[ctp_coro_slot_of(id, t->cap)];
+	if (c->id == id)
+		return c;
+	return c->id ? ctp_coro_find_probing(t, id) : NULL;
+}
+
+struct ctp_coro *ctp_coro_insert(struct ctp_coro_table *t, uint64_t id);
 
 /* The record of `id` (id != 0), made zeroed when new; *is_new says which. May move the slots
  * unless ctp_coro_table_reserve made room beforehand. */
-struct ctp_coro *ctp_coro_get(struct ctp_coro_table *t, uint64_t id, bool *is_new);
+static inline struct ctp_coro *ctp_coro_get(struct ctp_coro_table *t, uint64_t id, bool *is_new)
+{
+	struct ctp_coro *c = ctp_coro_find(t, id);
+	*is_new = c == NULL;
+	return c ? c : ctp_coro_insert(t, id);
+}
 
 /* Forgets `id` (nothing when it is not there). Moves other records: pointers into the table
  * are invalid afterwards. */

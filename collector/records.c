@@ -221,10 +221,14 @@ void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c)
  * other records. */
 static struct ctp_coro *known(struct ctp_proc *p, uint64_t id)
 {
-	if (ctp_ended_coros_has(&p->ended, id))
-		return NULL;
-	bool is_new;
-	struct ctp_coro *c = ctp_coro_get(&p->coros, id, &is_new);
+	/* The table first: a coroutine that ended has left it (retire), and nearly every id an
+	 * event names is of one that has not. */
+	struct ctp_coro *c = ctp_coro_find(&p->coros, id);
+	if (!c) {
+		if (ctp_ended_coros_has(&p->ended, id))
+			return NULL;
+		c = ctp_coro_insert(&p->coros, id);
+	}
 	if (!(c->flags & CTP_CORO_ANNOUNCED))
 		ctp_proc_announce_unknown(p, c);
 	return c;
