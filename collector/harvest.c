@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "collector/rec_copy.h"
 #include "collector/reorder.h"
 #include "collector/segmap.h"
 #include "ctp/xalloc.h"
@@ -146,7 +147,7 @@ static void copy_visit(void *ctx, const struct ctp_rec *rec)
 	if (!c->room)
 		open_batch(c, size);
 	uint8_t *dst = c->room + c->used;
-	memcpy(dst, rec, size);
+	ctp_rec_copy(dst, rec, size);
 	((struct ctp_rec *)dst)->size = (uint16_t)size;
 	c->last_at = c->used;
 	c->used += size;

@@ -1,4 +1,5 @@
 #include "collector/reorder.h"
+#include "collector/rec_copy.h"
 #include "ctp/populate.h"
 #include "ctp/xalloc.h"
 
@@ -107,7 +108,7 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 		}
 	}
 	memcpy(q->buf + q->tail, &ts, sizeof(ts));
-	memcpy(q->buf + q->tail + sizeof(ts), rec, rec->size);
+	ctp_rec_copy(q->buf + q->tail + sizeof(ts), rec, rec->size);
 	q->tail += need;
 	q->newest = ts;
 	r->queued_bytes += need;
