@@ -55,9 +55,14 @@ static inline int ctp_rec_ts(const struct ctp_rec *rec, uint64_t *ts)
 	return 1;
 }
 
+/* A ring of items (a u64 timestamp, then the record), each whole in one piece: an item that
+ * does not fit before the end starts again at the front, and `end` marks where the items at the
+ * back stop. Wrapped (tail < head), the items are [head, end) and then [0, tail); else [head,
+ * tail), empty when head == tail. Moving the unread items to the front instead moved more bytes
+ * than were queued: the queue holds a reorder lag, and the lag is most of it. */
 struct ctp_reorder_queue {
-	uint8_t *buf; /* items: a u64 timestamp, then the record */
-	size_t head, tail, cap;
+	uint8_t *buf;
+	size_t head, tail, end, cap;
 	uint64_t newest; /* timestamp of the newest record queued, ever */
 };
 
