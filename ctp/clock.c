@@ -69,14 +69,9 @@ static const struct ctp_tsc_piece *latest(const struct ctp_tsc_model *m)
 	return &m->piece[(m->first + m->count - 1) % CTP_TSC_PIECES];
 }
 
-static uint64_t piece_ns(const struct ctp_tsc_piece *p, uint64_t tsc)
-{
-	int64_t dt = (int64_t)(tsc - p->tsc0);
-	return p->ns0 + (uint64_t)(int64_t)((double)dt * p->ns_per_tick);
-}
-
 static void add_piece(struct ctp_tsc_model *m, struct ctp_tsc_piece p)
 {
+	m->hint_span = 0; /* the hinted piece may have ended here, or left the ring */
 	if (m->count == CTP_TSC_PIECES) {
 		m->first = (m->first + 1) % CTP_TSC_PIECES;
 		m->count--;
@@ -118,7 +113,7 @@ void ctp_tsc_model_update_with(struct ctp_tsc_model *m, uint64_t tsc, uint64_t n
 	if (tsc <= last->tsc0 || tsc <= m->cal_tsc || ns <= m->cal_ns)
 		return;
 	m->ns_per_tick = (double)(ns - m->cal_ns) / (double)(tsc - m->cal_tsc);
-	uint64_t here = piece_ns(last, tsc);
+	uint64_t here = ctp_tsc_piece_ns(last, tsc);
 	double gap = (double)(int64_t)(ns - here); /* > 0: the model is behind */
 	double rate = m->ns_per_tick * (1.0 + gap / (SLEW_SECONDS * 1e9));
 	double lo = m->ns_per_tick * (1.0 - MAX_SLEW), hi = m->ns_per_tick * (1.0 + MAX_SLEW);
@@ -150,17 +145,31 @@ static bool falls_in(const struct ctp_tsc_model *m, unsigned k, uint64_t tsc)
 	       (k + 1 == m->count || (int64_t)(tsc - nth(m, k + 1)->tsc0) < 0);
 }
 
-/* The collector converts the records of one pass after another, and a pass's readings lie in
- * one piece or two: the last one used is tried first. Looking back from the newest cost ~90
- * instructions a trace line, the records being a reorder lag (one or two 100 ms pieces) old. */
-uint64_t ctp_tsc_model_ns(struct ctp_tsc_model *m, uint64_t tsc)
+/* The readings that fall in the k-th piece, as [lo, lo + span) modulo 2^64: falls_in's signed
+ * differences, each a half of the circle, the first and last pieces open-ended. */
+static void remember_hint(struct ctp_tsc_model *m, unsigned k)
 {
-	if (m->hint < m->count && falls_in(m, m->hint, tsc))
-		return piece_ns(nth(m, m->hint), tsc);
+	const uint64_t half = 1ull << 63;
+	uint64_t lo = nth(m, k)->tsc0;
+	uint64_t hi = k + 1 < m->count ? nth(m, k + 1)->tsc0 : lo + half;
+	if (k == 0)
+		lo = hi - half;
+	m->hint = k;
+	m->hint_piece = *nth(m, k);
+	m->hint_lo = lo;
+	m->hint_span = k == 0 && k + 1 == m->count ? UINT64_MAX : hi - lo;
+}
+
+/* The collector converts the records of one pass after another, and a pass's readings lie in
+ * one piece or two: the last one used is tried first (inline, ctp_tsc_model_ns). Looking back
+ * from the newest cost ~90 instructions a trace line, the records being a reorder lag (one or
+ * two 100 ms pieces) old. */
+uint64_t ctp_tsc_model_ns_search(struct ctp_tsc_model *m, uint64_t tsc)
+{
 	for (unsigned k = m->count; k-- > 0;)
 		if (falls_in(m, k, tsc)) {
-			m->hint = k;
-			return piece_ns(nth(m, k), tsc);
+			remember_hint(m, k);
+			return ctp_tsc_piece_ns(nth(m, k), tsc);
 		}
 	return 0;
 }

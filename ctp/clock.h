@@ -55,6 +55,10 @@ struct ctp_tsc_model {
 	unsigned hint;		  /* the piece (from `first`) the last conversion used */
 	uint64_t cal_tsc, cal_ns; /* the calibration anchor */
 	double ns_per_tick;	  /* the latest measured rate */
+	/* That piece, and the readings that fall in it: those r with r - hint_lo < hint_span
+	 * (ctp_tsc_model_ns; hint_span 0 when none is known). */
+	struct ctp_tsc_piece hint_piece;
+	uint64_t hint_lo, hint_span;
 };
 
 /* Takes the anchor and a first rate by watching both clocks for `calibrate_ms`. */
@@ -72,7 +76,23 @@ static inline bool ctp_tsc_model_has_rate(const struct ctp_tsc_model *m)
 void ctp_tsc_model_update(struct ctp_tsc_model *m);
 /* ...or with a given pair (tsc, ns) read at one moment. */
 void ctp_tsc_model_update_with(struct ctp_tsc_model *m, uint64_t tsc, uint64_t ns);
-/* Not const: it remembers the piece it used, where the next reading most likely falls too. */
-uint64_t ctp_tsc_model_ns(struct ctp_tsc_model *m, uint64_t tsc);
+/* A reading converted with one piece. */
+static inline uint64_t ctp_tsc_piece_ns(const struct ctp_tsc_piece *p, uint64_t tsc)
+{
+	int64_t dt = (int64_t)(tsc - p->tsc0);
+	return p->ns0 + (uint64_t)(int64_t)((double)dt * p->ns_per_tick);
+}
+
+/* ctp_tsc_model_ns for a reading outside the last piece used. */
+uint64_t ctp_tsc_model_ns_search(struct ctp_tsc_model *m, uint64_t tsc);
+
+/* Not const: it remembers the piece it used, where the next reading most likely falls too.
+ * Inline for that case: the collector converts every record's time. */
+static inline uint64_t ctp_tsc_model_ns(struct ctp_tsc_model *m, uint64_t tsc)
+{
+	if (tsc - m->hint_lo < m->hint_span)
+		return ctp_tsc_piece_ns(&m->hint_piece, tsc);
+	return ctp_tsc_model_ns_search(m, tsc);
+}
 
 #endif

@@ -185,7 +185,7 @@ static void any_order_converts_alike(void **state)
 	uint64_t alone[N];
 	for (int i = 0; i < N; i++) {
 		struct ctp_tsc_model fresh = m;
-		fresh.hint = fresh.count; /* no guess: the search from the newest */
+		fresh.hint_span = 0; /* no guess: the search from the newest */
 		alone[i] = ctp_tsc_model_ns(&fresh, first + span / N * (uint64_t)i);
 	}
 	for (int j = 0, i = 0; j < N; j++, i = (i + 389) % N)
