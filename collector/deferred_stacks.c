@@ -269,12 +269,6 @@ static uint32_t walk_remote(struct ctp_proc *p, struct ctp_coro *c,
 	return id;
 }
 
-static struct ctp_queued_suspend *queued_slot(struct ctp_proc *p, uint64_t coro)
-{
-	uint64_t h = coro * 0x9e3779b97f4a7c15ull;
-	return &p->queued_suspend[(h >> 32) & (CTP_PROC_QUEUED_SUSPENDS - 1)];
-}
-
 void ctp_deferred_note_queued(struct ctp_proc *p, const struct ctp_rec *rec)
 {
 	struct ctp_rec_switch sw;
@@ -283,25 +277,18 @@ void ctp_deferred_note_queued(struct ctp_proc *p, const struct ctp_rec *rec)
 	memcpy(&sw, rec, sizeof(sw));
 	if (!sw.from || sw.from_station == UINT32_MAX)
 		return;
-	struct ctp_queued_suspend *q = queued_slot(p, sw.from);
+	struct ctp_queued_suspend *q = ctp_deferred_queued_slot(p, sw.from);
 	/* The latest, by epoch: one ring's records may be queued after a later ring's. */
 	if (q->coro != sw.from || (int32_t)(sw.from_switches - q->epoch) > 0)
 		*q = (struct ctp_queued_suspend){sw.from, sw.from_switches};
 }
 
-/* Whether a switch queued after the suspend of coro at epoch shows it suspended again. */
-static bool suspended_again(struct ctp_proc *p, uint64_t coro, uint32_t epoch)
-{
-	const struct ctp_queued_suspend *q = queued_slot(p, coro);
-	return q->coro == coro && (int32_t)(q->epoch - epoch) > 0;
-}
-
-uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station, uint32_t epoch,
-			    uint64_t call_site)
+/* ctp_deferred_stack past its inline part: the station may still show the suspend. */
+uint32_t ctp_deferred_stack_of_station(struct ctp_proc *p, uint64_t coro, uint32_t station,
+				       uint32_t epoch, uint64_t call_site)
 {
 	struct ctp_station_snapshot s;
-	if (station == UINT32_MAX || suspended_again(p, coro, epoch) ||
-	    !maybe_same_suspend(p, station, coro, epoch) || !station_by_index(p, station, &s) ||
+	if (!maybe_same_suspend(p, station, coro, epoch) || !station_by_index(p, station, &s) ||
 	    !same_suspend(&s, coro, epoch, call_site))
 		return 0;
 	struct ctp_coro *c = ctp_coro_find(&p->coros, coro);

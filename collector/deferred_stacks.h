@@ -6,16 +6,36 @@
 #ifndef CTP_COLLECTOR_DEFERRED_STACKS_H
 #define CTP_COLLECTOR_DEFERRED_STACKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "collector/proc.h"
 #include "ctp/station.h"
 
+/* Where the latest queued suspend of `coro` is noted (ctp_deferred_note_queued). */
+static inline struct ctp_queued_suspend *ctp_deferred_queued_slot(struct ctp_proc *p, uint64_t coro)
+{
+	uint64_t h = coro * 0x9e3779b97f4a7c15ull;
+	return &p->queued_suspend[(h >> 32) & (CTP_PROC_QUEUED_SUSPENDS - 1)];
+}
+
+uint32_t ctp_deferred_stack_of_station(struct ctp_proc *p, uint64_t coro, uint32_t station,
+				       uint32_t epoch, uint64_t call_site);
+
 /* The interned whole stack of coroutine `coro`, suspended at call_site when its station
  * `station` had counted `epoch` (low 32 bits) resumes, if it is still suspended there; 0 when it
- * cannot be had (then the switch keeps its call site). */
-uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station, uint32_t epoch,
-			    uint64_t call_site);
+ * cannot be had (then the switch keeps its call site). Inline up to the look at the station:
+ * most suspends are known to have ended (a later queued switch left the coroutine again). */
+static inline uint32_t ctp_deferred_stack(struct ctp_proc *p, uint64_t coro, uint32_t station,
+					  uint32_t epoch, uint64_t call_site)
+{
+	const struct ctp_queued_suspend *q = ctp_deferred_queued_slot(p, coro);
+	/* A switch queued after this one left it again: it was resumed in between. */
+	bool suspended_again = q->coro == coro && (int32_t)(q->epoch - epoch) > 0;
+	if (station == UINT32_MAX || suspended_again)
+		return 0;
+	return ctp_deferred_stack_of_station(p, coro, station, epoch, call_site);
+}
 
 /* Notes a record as it is queued for conversion (collector/reorder.h): a switch away from a
  * coroutine that a later queued switch shows suspended again (so resumed in between) needs no

@@ -59,17 +59,12 @@ static struct ctp_one_frame_stack *one_frame_slot(struct ctp_proc *p, uint64_t f
 	return &p->one_frame[(h >> 32) & (CTP_PROC_ONE_FRAME_STACKS - 1)];
 }
 
-/* A frame maps to one id for the process's whole life: the trampoline's range and the address
- * it stands for (header.entry_tramp_*) are written once, before any coroutine can run in it,
- * so a frame in that range is never seen before they are, and one outside it never changes. */
-uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *given, uint32_t n)
+/* Interns a stack not found in the cache of one-frame stacks (`cached`: where it goes, for a
+ * stack of one frame, else NULL). Out of line: ctp_proc_intern_stack's cache hit is most calls. */
+static __attribute__((noinline)) uint32_t intern_uncached(struct ctp_proc *p, const uint64_t *given,
+							  uint32_t n,
+							  struct ctp_one_frame_stack *cached)
 {
-	struct ctp_one_frame_stack *cached = NULL;
-	if (n == 1) {
-		cached = one_frame_slot(p, given[0]);
-		if (cached->id && cached->frame == given[0])
-			return cached->id;
-	}
 	uint64_t frames[STACK_MAX];
 	if (n > STACK_MAX)
 		n = STACK_MAX;
@@ -88,6 +83,20 @@ uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *given, uint32
 	if (cached)
 		*cached = (struct ctp_one_frame_stack){.frame = given[0], .id = id};
 	return id;
+}
+
+/* A frame maps to one id for the process's whole life: the trampoline's range and the address
+ * it stands for (header.entry_tramp_*) are written once, before any coroutine can run in it,
+ * so a frame in that range is never seen before they are, and one outside it never changes. */
+uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *given, uint32_t n)
+{
+	struct ctp_one_frame_stack *cached = NULL;
+	if (n == 1) {
+		cached = one_frame_slot(p, given[0]);
+		if (cached->id && cached->frame == given[0])
+			return cached->id;
+	}
+	return intern_uncached(p, given, n, cached);
 }
 
 struct ctp_state_line ctp_proc_state_line(struct ctp_proc *p, uint32_t idx,
@@ -219,7 +228,7 @@ void ctp_proc_announce_unknown(struct ctp_proc *p, struct ctp_coro *c)
  * ended and left the table (a record that names it after its end: a close that names it as a
  * waiter, a garbled id). The slots must have room (ctp_coro_table_reserve) when the caller holds
  * other records. */
-static struct ctp_coro *known(struct ctp_proc *p, uint64_t id)
+static inline __attribute__((always_inline)) struct ctp_coro *known(struct ctp_proc *p, uint64_t id)
 {
 	/* The table first: a coroutine that ended has left it (retire), and nearly every id an
 	 * event names is of one that has not. */
