@@ -101,7 +101,7 @@ static uint8_t *item_room(struct ctp_reorder_queue *q, size_t need)
 	if (wrapped) {
 		memcpy(buf, q->buf + q->head, q->end - q->head);
 		memcpy(buf + (q->end - q->head), q->buf, q->tail);
-	} else {
+	} else if (used) { /* a first buffer has nothing to copy, and no old one */
 		memcpy(buf, q->buf + q->head, used);
 	}
 	free(q->buf);
