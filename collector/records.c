@@ -6,13 +6,6 @@
 #include "ctp/atomics.h"
 #include "ctp/names.h"
 
-uint64_t ctp_proc_ts(const struct ctp_proc *p, uint64_t raw)
-{
-	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc)
-		return ctp_tsc_model_ns(ctp_collector_tsc(p->c), raw);
-	return raw;
-}
-
 int ctp_proc_stack_depth(const struct ctp_proc *p)
 {
 	if (!p->view.base)

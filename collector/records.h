@@ -31,8 +31,13 @@ int ctp_proc_stack_depth(const struct ctp_proc *p);
 void ctp_proc_coro_end(struct ctp_proc *p, struct ctp_coro *c, uint32_t how, uint32_t switch_how,
 		       uint32_t tid, uint64_t ts);
 
-/* A clock reading of the segment, in CLOCK_MONOTONIC ns. */
-uint64_t ctp_proc_ts(const struct ctp_proc *p, uint64_t raw);
+/* A clock reading of the segment, in CLOCK_MONOTONIC ns. Inline: every record has one. */
+static inline uint64_t ctp_proc_ts(const struct ctp_proc *p, uint64_t raw)
+{
+	if (p->clock_kind == CTP_CLOCK_TSC && p->c->have_tsc)
+		return ctp_tsc_model_ns(ctp_collector_tsc(p->c), raw);
+	return raw;
+}
 
 /* The id of a stack (n >= 1 frames), writing its `stack` line first when it is new. */
 uint32_t ctp_proc_intern_stack(struct ctp_proc *p, const uint64_t *frames, uint32_t n);
