@@ -3,6 +3,7 @@
  * was kept, each line must read exactly as printf would write it: lines of threads and of
  * processes that share a kept slot, tuples that evict each other, tails too long to keep, ids of
  * every length, a `how` this collector does not know. */
+#define _GNU_SOURCE /* memfd_create */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -18,41 +20,32 @@
 #include "ctp/emit.h"
 #include "ctp/names.h"
 
-static char path[64];
+/* The trace goes to a memory file: no file to clean up. `keep` stays open to read it back after
+ * the writer closed its own descriptor. */
+struct trace {
+	int keep;
+};
 
-static int setup(void **state)
+static struct ctp_zwriter *open_trace(struct trace *t)
 {
-	(void)state;
-	snprintf(path, sizeof(path), "/tmp/ctp-emit-switch-test.XXXXXX");
-	int fd = mkstemp(path);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unlink(path);
-	char old[sizeof(path) + 4];
-	snprintf(old, sizeof(old), "%s.old", path);
-	unlink(old);
-	return 0;
+	int fd = memfd_create("ctp-emit-switch-test", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	t->keep = dup(fd);
+	assert_true(t->keep >= 0);
+	struct ctp_zwriter *z = ctp_zwriter_open_fd(fd, "memfd:ctp-emit-switch-test", 1);
+	assert_non_null(z);
+	return z;
 }
 
 /* The trace's text, all frames decoded; *n its length. */
-static char *read_text(size_t *n, size_t most)
+static char *read_text(struct trace *t, size_t *n, size_t most)
 {
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
+	off_t len = lseek(t->keep, 0, SEEK_END);
+	assert_true(len > 0);
 	char *z = malloc((size_t)len);
 	assert_non_null(z);
-	assert_int_equal(fread(z, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
+	assert_int_equal(pread(t->keep, z, (size_t)len, 0), len);
+	close(t->keep);
 	char *text = malloc(most);
 	assert_non_null(text);
 	size_t got = ZSTD_decompress(text, most, z, (size_t)len);
@@ -120,8 +113,8 @@ static void test_lines_as_printf_writes_them(void **state)
 			break;
 		}
 	}
-	struct ctp_zwriter *z = ctp_zwriter_open(path, 1);
-	assert_non_null(z);
+	struct trace trace;
+	struct ctp_zwriter *z = open_trace(&trace);
 	struct ctp_emitter e;
 	ctp_emit_init(&e, z);
 	size_t cap = (size_t)LINES * 200;
@@ -158,7 +151,7 @@ static void test_lines_as_printf_writes_them(void **state)
 	assert_int_equal(e.switches, LINES);
 	assert_true(ctp_zwriter_close(z, NULL));
 	size_t n;
-	char *got = read_text(&n, cap);
+	char *got = read_text(&trace, &n, cap);
 	/* The first line that differs, if any, in full. */
 	size_t same = 0;
 	while (same < n && same < at && got[same] == want[same])
@@ -177,7 +170,7 @@ static void test_lines_as_printf_writes_them(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_lines_as_printf_writes_them, setup, teardown),
+		cmocka_unit_test(test_lines_as_printf_writes_them),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
