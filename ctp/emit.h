@@ -38,8 +38,8 @@ struct ctp_emitter {
 	} switch_heads[CTP_EMIT_SWITCH_HEADS];
 	/* The rest of a switch line from `,"from":` on, for the last few (from, to, how, stack)
 	 * written (direct-mapped by a hash of them): a program's coroutines switch between the
-	 * same pairs at the same call sites over and over, and a copy is a fifth of the cost of
-	 * writing three numbers. */
+	 * same pairs at the same call sites over and over, and a copy costs about a quarter of
+	 * the instructions of writing three numbers. */
 	struct ctp_switch_tail {
 		uint64_t from, to;
 		uint64_t how_stack; /* stack << 32 | how */

@@ -55,7 +55,8 @@ static inline void ctp_jsonw_raw(struct ctp_jsonw *w, const char *s, size_t n)
  * the first digit: split into lanes, four digits in each of two, then two in each of four, then
  * one in each of eight, each split a multiply and a shift for all lanes at once (x * 10486 >> 20
  * is x / 100 for x < 10^4, x * 103 >> 10 is x / 10 for x < 100; no lane's product reaches the
- * next's). A table of digit pairs takes eight loads and twelve more instructions for the same. */
+ * next's). No loads: with the table of digit pairs this replaced, eight digits took as many
+ * instructions and four loads. */
 static inline uint64_t ctp_jsonw_digits8(uint32_t v)
 {
 	uint64_t x = (uint64_t)(v / 10000) | (uint64_t)(v % 10000) << 32;
