@@ -154,7 +154,6 @@ static void remember_hint(struct ctp_tsc_model *m, unsigned k)
 	uint64_t hi = k + 1 < m->count ? nth(m, k + 1)->tsc0 : lo + half;
 	if (k == 0)
 		lo = hi - half;
-	m->hint = k;
 	m->hint_piece = *nth(m, k);
 	m->hint_lo = lo;
 	m->hint_span = k == 0 && k + 1 == m->count ? UINT64_MAX : hi - lo;

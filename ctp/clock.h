@@ -52,11 +52,10 @@ struct ctp_tsc_piece {
 struct ctp_tsc_model {
 	struct ctp_tsc_piece piece[CTP_TSC_PIECES]; /* a ring, oldest at `first` */
 	unsigned first, count;
-	unsigned hint;		  /* the piece (from `first`) the last conversion used */
 	uint64_t cal_tsc, cal_ns; /* the calibration anchor */
 	double ns_per_tick;	  /* the latest measured rate */
-	/* That piece, and the readings that fall in it: those r with r - hint_lo < hint_span
-	 * (ctp_tsc_model_ns; hint_span 0 when none is known). */
+	/* The piece the last conversion used, and the readings that fall in it: those r with
+	 * r - hint_lo < hint_span (ctp_tsc_model_ns; hint_span 0 when none is known). */
 	struct ctp_tsc_piece hint_piece;
 	uint64_t hint_lo, hint_span;
 };
