@@ -27,6 +27,13 @@ app_of() { # CTP-RUN-PID: its program (sleep)
 has_app() { # CTP-RUN-PID
 	[ -n "$(app_of "$1")" ]
 }
+# kill_at_once PID...: SIGKILL all of them as one blow. They are stopped first, because a
+# collector that sees its program end between two kill(2)s drains and removes its directory,
+# which is not the left-behind run this test makes.
+kill_at_once() {
+	kill -STOP "$@"
+	kill -KILL "$@"
+}
 one_run() { # NAME: a short traced run that must end as the program does
 	local st=0
 	"$CTP_RUN" -o "$WORK/$1.jsonl.zst" true >"$WORK/$1.out" 2>"$WORK/$1.err" || st=$?
@@ -42,7 +49,7 @@ check "(killed) its collector listens" wait_until 10 has_collector "$killed_dir"
 check "(killed) its program runs" wait_until 10 has_app $killed_run
 killed_app=$(app_of $killed_run)
 at_exit kill -KILL "$killed_app"
-kill -KILL $killed_run $(collector_of "$killed_dir")
+kill_at_once $killed_run $(collector_of "$killed_dir")
 wait $killed_run 2>/dev/null || true
 check "(killed) its directory is left behind, socket and all" [ -S "$base/$killed_dir/sock" ]
 
@@ -53,7 +60,7 @@ at_exit kill -KILL $plain_app
 check "(plain) its run directory is made" wait_until 10 has_run_dir "ctp-$plain_app-*"
 plain_dir=$(run_dir_of "ctp-$plain_app-*")
 check "(plain) its collector listens" wait_until 10 has_collector "$plain_dir"
-kill -KILL $plain_app $(collector_of "$plain_dir")
+kill_at_once $plain_app $(collector_of "$plain_dir")
 wait $plain_app 2>/dev/null || true
 check "(plain) its directory is left behind" [ -S "$base/$plain_dir/sock" ]
 
