@@ -90,22 +90,32 @@ static size_t (*real_usable_size)(void *);
  * push the same place out every time). The places hold live coroutines' bases (an ended one's
  * is forgotten): looking for an ended one cost a stack-map lookup a place, four a coroutine
  * made once the table was full, the largest part of making a coroutine in a program with a
- * hundred thousand of them. Races with another thread's note are benign: the worst is a base
- * pushed out, as when the set is full. */
+ * hundred thousand of them. Each place is taken with a compare-and-swap, so that two threads'
+ * notes in one set never lose one of the two; only a full set pushes a base out. */
 static void note_in(uint32_t set, uint64_t lo)
 {
 	uint64_t *ways = stack_bases[set];
-	int place = -1;
-	for (int w = 0; w < BASE_WAYS; w++) {
-		uint64_t v = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
-		if (v == lo)
-			return;
-		if (place < 0 && v == 0)
-			place = w;
+	for (;;) {
+		int place = -1;
+		uint64_t seen = 0;
+		for (int w = 0; w < BASE_WAYS; w++) {
+			uint64_t v = __atomic_load_n(&ways[w], __ATOMIC_RELAXED);
+			if (v == lo)
+				return;
+			if (place < 0 && v == 0)
+				place = w;
+		}
+		if (place < 0) {
+			place = (int)((lo >> PAGE_SHIFT) & (BASE_WAYS - 1));
+			seen = __atomic_load_n(&ways[place], __ATOMIC_RELAXED);
+		}
+		/* A free place another thread's note took meanwhile (threads that make coroutines
+		 * at once) is not written over: that base would be lost, and its coroutine never
+		 * seen to end when its stack is freed. */
+		if (__atomic_compare_exchange_n(&ways[place], &seen, lo, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
 	}
-	if (place < 0)
-		place = (int)((lo >> PAGE_SHIFT) & (BASE_WAYS - 1));
-	__atomic_store_n(&ways[place], lo, __ATOMIC_RELAXED);
 	/* After the base: a free that sees the set unused cannot be of this block (it is in use
 	 * as a stack until the coroutine is made). */
 	__atomic_store_n(&set_used[set], 1, __ATOMIC_RELEASE);

@@ -191,33 +191,75 @@ void ctp_stackmap_retire_overlapping(struct ctp_thread *t, uint64_t lo, uint64_t
 	retire_in(&chunks, t, lo, hi);
 }
 
+/* Claims of a stack's first and last units, which another live stack may share (one stack ends
+ * in the page where the next begins: malloc's blocks side by side). Threads make coroutines at
+ * once, and such a unit may be claimed by two of them together, each before its station is live
+ * (ctp_coro_begin follows the claim): a place another claim took is never written over unseen,
+ * so it is taken with a compare-and-swap, an empty one first. A place lost so left a thread's
+ * first coroutine unfound, and each of its switches unrecorded
+ * (transparency/threads_grow_together). This is the retry, once a compare-and-swap found its
+ * place changed: only where both places are taken is one given up, one whose station no longer
+ * covers the unit (an ended coroutine's, a station since reused), else, with more small stacks
+ * in one unit than places, the second. */
+static __attribute__((noinline)) void take_shared_place(uint32_t *slot, uint32_t idx,
+							uint64_t unit_lo, uint64_t unit_hi)
+{
+	for (;;) {
+		uint32_t v0 = CTP_LOAD_ACQUIRE(&slot[0]), v1 = CTP_LOAD_ACQUIRE(&slot[1]);
+		if (v0 == idx + 1 || v1 == idx + 1)
+			return;
+		int place = 1;
+		if (v0 == 0 || (v1 != 0 && !ctp_station_live_over(v0 - 1, unit_lo, unit_hi)))
+			place = 0;
+		uint32_t expected = place ? v1 : v0;
+		if (__atomic_compare_exchange_n(&slot[place], &expected, idx + 1, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
 void ctp_stackmap_claim(struct ctp_thread *t, uint32_t idx, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo)
 		return;
 	struct unit_map *map = map_for(lo, hi);
 	retire_in(map == &pages ? &chunks : &pages, t, lo, hi);
-	uint64_t unit = lo >> map->shift;
+	uint64_t unit = lo >> map->shift, first_unit = unit, last_unit = (hi - 1) >> map->shift;
 	struct leaf_span span;
-	while (next_span(map, &unit, (hi - 1) >> map->shift, true, &span)) {
+	while (next_span(map, &unit, last_unit, true, &span)) {
 		for (uint32_t i = span.first; i <= span.last; i++) {
 			uint32_t *slot = span.leaf->slot[i];
-			uint64_t unit_lo = (span.leaf_unit | i) << map->shift;
-			int place = 0;
-			for (int k = 0; k < 2; k++) {
-				uint32_t v = CTP_LOAD_ACQUIRE(&slot[k]);
-				if (v == 0 || v - 1 == idx)
-					continue;
-				/* A live stack over the new one is retired (its end clears its
-				 * place); one that only shares the unit keeps the first place. */
-				if (v - 1 != t->current && ctp_station_live_over(v - 1, lo, hi))
-					ctp_coro_abandon(t, v - 1);
-				else if (k == 0 &&
-					 ctp_station_live_over(v - 1, unit_lo,
-							       unit_lo + (1ull << map->shift)))
-					place = 1;
+			uint64_t this_unit = span.leaf_unit | i, unit_lo = this_unit << map->shift;
+			uint32_t v0 = CTP_LOAD_ACQUIRE(&slot[0]), v1 = CTP_LOAD_ACQUIRE(&slot[1]);
+			bool sharer = false; /* in place 0, a live stack beside this one */
+			/* A live stack over the new one is retired (its end clears its place); one
+			 * that only shares the unit keeps its place. */
+			if (v0 != 0 && v0 - 1 != idx) {
+				if (v0 - 1 != t->current && ctp_station_live_over(v0 - 1, lo, hi))
+					ctp_coro_abandon(t, v0 - 1);
+				else
+					sharer = ctp_station_live_over(
+						v0 - 1, unit_lo, unit_lo + (1ull << map->shift));
 			}
-			CTP_STORE_RELEASE(&slot[place], idx + 1);
+			if (v1 != 0 && v1 - 1 != idx && v1 - 1 != t->current &&
+			    ctp_station_live_over(v1 - 1, lo, hi))
+				ctp_coro_abandon(t, v1 - 1);
+			if (v0 == idx + 1 || v1 == idx + 1)
+				continue;
+			/* An empty place first: a place taken by a claim whose station is not
+			 * live yet looks like a dead one. */
+			int place = v0 == 0 ? 0 : v1 == 0 || sharer ? 1 : 0;
+			uint32_t expected = place ? v1 : v0;
+			/* A unit inside the stack is no other live stack's: no other claim meets
+			 * this one there, and a plain store does (a locked instruction costs some
+			 * 20 cycles). */
+			if (this_unit != first_unit && this_unit != last_unit)
+				CTP_STORE_RELEASE(&slot[place], idx + 1);
+			else if (!__atomic_compare_exchange_n(&slot[place], &expected, idx + 1,
+							      false, __ATOMIC_RELEASE,
+							      __ATOMIC_RELAXED))
+				take_shared_place(slot, idx, unit_lo,
+						  unit_lo + (1ull << map->shift));
 		}
 	}
 	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
