@@ -251,8 +251,8 @@ void ctp_stackmap_claim(struct ctp_thread *t, uint32_t idx, uint64_t lo, uint64_
 			int place = v0 == 0 ? 0 : v1 == 0 || sharer ? 1 : 0;
 			uint32_t expected = place ? v1 : v0;
 			/* A unit inside the stack is no other live stack's: no other claim meets
-			 * this one there, and a plain store does (a locked instruction costs some
-			 * 20 cycles). */
+			 * this one there, so a plain store will do (a locked instruction costs
+			 * some 20 cycles). */
 			if (this_unit != first_unit && this_unit != last_unit)
 				CTP_STORE_RELEASE(&slot[place], idx + 1);
 			else if (!__atomic_compare_exchange_n(&slot[place], &expected, idx + 1,

@@ -36,12 +36,13 @@ static void *thread_main(void *arg)
 	self = w;
 	pthread_barrier_wait(&start);
 	for (int i = 0; i < COROS; i++) {
+		void *stack = malloc(STACK);
+		if (!stack)
+			abort();
 		getcontext(&w->ctx[i]);
-		w->ctx[i].uc_stack.ss_sp = malloc(STACK);
+		w->ctx[i].uc_stack.ss_sp = stack;
 		w->ctx[i].uc_stack.ss_size = STACK;
 		w->ctx[i].uc_link = &w->main_ctx;
-		if (!w->ctx[i].uc_stack.ss_sp)
-			abort();
 		makecontext(&w->ctx[i], body, 0);
 	}
 	for (int round = 0; round < 2; round++)
