@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <time.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -46,6 +47,22 @@ static uint32_t append_proc_strings(const char *path, char *buf, uint32_t *len, 
 	uint32_t strings = 0;
 	for (uint32_t i = start; i < *len; i++)
 		strings += buf[i] == 0;
+	return strings;
+}
+
+/* Appends the strings of the NULL-terminated list v at buf[*len], each whole or none. Returns
+ * the number appended. */
+static uint32_t append_strings(char *const *v, char *buf, uint32_t *len, uint32_t cap)
+{
+	uint32_t strings = 0;
+	for (; v && *v; v++) {
+		size_t n = strlen(*v) + 1;
+		if (n > cap - *len)
+			break;
+		memcpy(buf + *len, *v, n);
+		*len += (uint32_t)n;
+		strings++;
+	}
 	return strings;
 }
 
@@ -94,6 +111,8 @@ static bool send_hello(long *budget_ms)
 	h->ppid = ctp_proc.forked_from ? ctp_proc.forked_from : (uint32_t)getppid();
 	h->flags = ctp_proc.forked_from ? CTP_HELLO_FORKED : 0;
 	h->argc = append_proc_strings("/proc/self/cmdline", h->strings, &len, cap);
+	if (h->argc == 0) /* no fd left to read it with, say: the arguments the loader passed */
+		h->argc = append_strings(ctp_proc.argv, h->strings, &len, cap);
 	h->strings_len = len;
 	return send_with_fd(sock, msg, sizeof(*h) + len, ctp_seg.memfd, budget_ms);
 }
@@ -186,7 +205,10 @@ static bool connect_by_path(const char *path, long *budget_ms)
 	strcpy(addr.sun_path, path);
 	sock = (int)syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (sock < 0 || !connect_bounded(&addr, budget_ms)) {
-		ctp_log("cannot reach the collector at ", path, ": running untraced");
+		/* Why, for the user: no fd left (EMFILE), no permission, no collector... */
+		char why[128];
+		snprintf(why, sizeof(why), " (%s): running untraced", strerror(errno));
+		ctp_log("cannot reach the collector at ", path, why);
 		drop_socket();
 		return false;
 	}

@@ -17,6 +17,7 @@
 #include "preload/modules.h"
 #include "preload/process.h"
 #include "preload/segment.h"
+#include "preload/stack_release.h"
 #include "preload/stations.h"
 #include "preload/threads.h"
 #include "preload/unwind.h"
@@ -87,6 +88,7 @@ static void stop_in_child(void)
 {
 	__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 	ctp_tls_thread.state = CTP_THREAD_OFF;
+	ctp_segment_release(); /* the child's only thread traces no more */
 }
 
 static void fork_prepare(void)
@@ -129,6 +131,9 @@ static void fork_child(void)
 
 static void initialize(void)
 {
+	/* Before any call of the dynamic linker's that may fail: the next such call frees the
+	 * failure's message, and that free must not need the dynamic linker itself. */
+	ctp_free_resolve();
 	read_config(&ctp_proc.config);
 	ctp_proc.pid = (uint32_t)getpid();
 	if (!ctp_proc.config.socket_path && !ctp_autostart_collector()) {
@@ -144,13 +149,16 @@ static void initialize(void)
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
-	if (ctp_proc.config.stack_depth)
-		ctp_unwind_init();
 	ctp_modules_scan();
 	if (!ctp_connection_open()) {
+		ctp_segment_release();
 		__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 		return;
 	}
+	/* Once connected: a process that runs untraced loads no libunwind, whose pipe would
+	 * take two fds of the program's for good (unwind_fds.c). */
+	if (ctp_proc.config.stack_depth)
+		ctp_unwind_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	ctp_crash_handlers_install();
 	ctp_exit_status_watch();
@@ -177,8 +185,12 @@ bool ctp_process_ready(void)
 	return __atomic_load_n(&ctp_proc.state, __ATOMIC_ACQUIRE) == CTP_PROC_TRACING;
 }
 
-__attribute__((constructor)) static void ctp_preload_constructor(void)
+/* glibc calls a library's constructors with the program's argc, argv and environment. */
+__attribute__((constructor)) static void ctp_preload_constructor(int argc, char **argv, char **envp)
 {
+	(void)argc;
+	(void)envp;
+	ctp_proc.argv = argv;
 	if (ctp_process_ready())
 		ctp_thread_get(); /* the main thread's own stack is a coroutine from the start */
 }

@@ -89,6 +89,13 @@ bool ctp_own_fd_valid(int *slot)
 	return o && fd >= 0 && still_ours(o, fd);
 }
 
+void ctp_own_fd_close(int *slot)
+{
+	if (ctp_own_fd_valid(slot))
+		syscall(SYS_close, *slot);
+	__atomic_store_n(slot, -1, __ATOMIC_RELAXED);
+}
+
 bool ctp_own_fd(int fd)
 {
 	/* A vfork child's copies are spared too: all are close-on-exec, and the exec hooks may

@@ -14,6 +14,9 @@ CTP_HIDDEN bool ctp_own_fd(int fd);
 /* Whether the fd in a registered slot is still ours; sets the slot to -1 when it is not (but
  * not in a vfork child, which shares its parent's slots). */
 CTP_HIDDEN bool ctp_own_fd_valid(int *slot);
+/* Closes the fd in a registered slot if it is still ours (never a file of the program's that
+ * took its number), and sets the slot to -1. */
+CTP_HIDDEN void ctp_own_fd_close(int *slot);
 /* Moves a new fd of the preload's to the top of the range the program may use (below
  * RLIMIT_NOFILE's soft limit, and below 4096), close-on-exec. */
 CTP_HIDDEN int ctp_own_fd_move_high(int fd);

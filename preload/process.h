@@ -35,6 +35,10 @@ struct ctp_process {
 	/* The collector's pid (the peer of the connection), 0 if unknown: named as ptracer under
 	 * Yama (connection.c), and handed across an exec with the connection. */
 	int collector_pid;
+	/* The program's arguments as the dynamic loader handed them to the constructor: what the
+	 * hello names where /proc/self/cmdline cannot be opened (no fd free). NULL when a hook
+	 * started tracing before the constructor ran. */
+	char *const *argv;
 	bool use_tsc;
 	struct ctp_config config;
 };

@@ -42,10 +42,12 @@ static void *lookup_in(const char *path, const char *name, const void *self)
 	if (!path || !*path)
 		return NULL; /* the main program: its scope is the global one */
 	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return NULL;
-	void *f = dlsym(h, name);
-	dlclose(h);
+	void *f = h ? dlsym(h, name) : NULL;
+	/* A failure is the preload's: not left on record for the program's dlerror(). */
+	if (!f)
+		(void)dlerror();
+	if (h)
+		dlclose(h);
 	return f == self ? NULL : f;
 }
 

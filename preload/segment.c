@@ -132,6 +132,16 @@ static bool add_extent(uint64_t off, uint64_t need)
 	return true;
 }
 
+void ctp_segment_release(void)
+{
+	for (uint32_t i = 0; i < ctp_seg.extent_count; i++)
+		syscall(SYS_munmap, ctp_seg.extents[i].base, ctp_seg.extents[i].size);
+	ctp_own_fd_close(&ctp_seg.memfd);
+	ctp_seg.hdr = NULL;
+	ctp_seg.extent_count = 0;
+	ctp_seg.mapped = ctp_seg.used = 0;
+}
+
 bool ctp_segment_create(void)
 {
 	uint64_t max = ctp_proc.config.segment_max;
@@ -144,15 +154,18 @@ bool ctp_segment_create(void)
 	if (!size_allowed(FIRST_COMMIT)) {
 		ctp_log("the file size limit (ulimit -f) leaves no room for the segment", NULL,
 			NULL);
+		ctp_segment_release();
 		return false;
 	}
 	if (syscall(SYS_ftruncate, ctp_seg.memfd, (off_t)FIRST_COMMIT) != 0 ||
 	    syscall(SYS_fcntl, ctp_seg.memfd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
 		ctp_log("cannot size the segment: ", strerror(errno), NULL);
+		ctp_segment_release();
 		return false;
 	}
 	if (!add_extent(0, max < FIRST_EXTENT ? max : FIRST_EXTENT)) {
 		ctp_log("cannot map the segment: ", strerror(errno), NULL);
+		ctp_segment_release();
 		return false;
 	}
 	ctp_seg.hdr = (struct ctp_header *)ctp_seg.extents[0].base;

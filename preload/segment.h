@@ -30,7 +30,11 @@ struct ctp_segment {
 
 extern struct ctp_segment ctp_seg CTP_HIDDEN;
 
+/* Makes the segment; on failure leaves nothing behind (ctp_segment_release). */
 CTP_HIDDEN bool ctp_segment_create(void);
+/* Unmaps the segment and closes its memfd: a process that will not trace keeps no fd and no
+ * mapping of the tracer's. Only before tracing began, or where it stopped for good. */
+CTP_HIDDEN void ctp_segment_release(void);
 /* Allocates `size` bytes (cache-line aligned, zeroed) for a block of `kind` and pushes it on the
  * block list after `fill` has initialised its body. Returns its offset, 0 on failure. */
 CTP_HIDDEN uint64_t ctp_segment_alloc_block(uint32_t kind, uint64_t size,

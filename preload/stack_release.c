@@ -31,6 +31,7 @@
 #include "preload/compiler.h"
 #include "preload/events.h"
 #include "preload/real.h"
+#include "preload/stack_release.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
 #include "preload/threads.h"
@@ -221,27 +222,43 @@ out:
 	errno = saved_errno;
 }
 
-/* The real free, found at the first call: until then this stands in for it, so that the hook
- * calls through the pointer without checking it first (three instructions of each of the 120
- * or so frees a pdns-recursor query makes). dlsym may itself free: while the lookup runs, a
- * free of this thread leaks instead. */
+/* The real free, found at the first call (or at the preload's start, ctp_free_resolve): until
+ * then this stands in for it, so that the hook calls through the pointer without checking it
+ * first (three instructions of each of the 120 or so frees a pdns-recursor query makes). dlsym
+ * may itself free (the message of the dynamic linker's last failure, at its start): while the
+ * lookup runs, a free of this thread leaks instead. The guard is volatile: GCC otherwise drops
+ * its store before dlsym, seeing nothing outside this function read it, and the free inside
+ * dlsym recursed until the stack overflowed (a process whose dlopen of libunwind failed with
+ * EMFILE crashed at its next dlsym). */
 static void free_unresolved(void *p);
 static void (*real_free_fn)(void *) = free_unresolved;
 
-static __attribute__((noinline)) void free_unresolved(void *p)
+static void (*lookup_free(void))(void *)
 {
-	static __thread int resolving;
+	static __thread volatile int resolving __attribute__((tls_model("initial-exec")));
 	if (resolving)
-		return;
+		return NULL;
 	resolving = 1;
 	int saved_errno = errno;
 	void (*f)(void *) = (void (*)(void *))dlsym(RTLD_NEXT, "free");
 	errno = saved_errno;
 	resolving = 0;
-	if (!f)
-		return;
-	__atomic_store_n(&real_free_fn, f, __ATOMIC_RELAXED);
-	f(p);
+	if (f)
+		__atomic_store_n(&real_free_fn, f, __ATOMIC_RELAXED);
+	return f;
+}
+
+static __attribute__((noinline)) void free_unresolved(void *p)
+{
+	void (*f)(void *) = lookup_free();
+	if (f)
+		f(p);
+}
+
+void ctp_free_resolve(void)
+{
+	if (__atomic_load_n(&real_free_fn, __ATOMIC_RELAXED) == free_unresolved)
+		lookup_free();
 }
 
 /* A block that may hold a coroutine's stack. */

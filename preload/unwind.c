@@ -75,7 +75,11 @@ void ctp_unwind_init(void)
 		ctp_unwinder_note(
 			(const void *)unw_backtrace_fn); /* before libunwind opens its pipe */
 	if (!unw_backtrace_fn) {
-		ctp_log("libunwind.so.8 not found: suspend stacks are off", NULL, NULL);
+		/* dlerror() also takes the failure off the record: the program's next dlerror()
+		 * says nothing of the preload's. */
+		const char *why = dlerror();
+		ctp_log("suspend stacks are off: ",
+			why ? why : "libunwind.so.8 has no unw_backtrace", NULL);
 	} else {
 		/* The first walk sets libunwind up (it reads the program's memory map): here, on
 		 * the thread's own stack, not on a coroutine's. */
