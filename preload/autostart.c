@@ -28,7 +28,12 @@
  * untraced, and the collector, finding nobody waiting, ends (collector/loop.c). */
 enum { PATH_BYTES = 4096, READY_TIMEOUT_MS = 2000 };
 
+/* Paths live here rather than on the stack: the collector is started once, from the program's
+ * start, on its main thread, whose stack a small `ulimit -s` leaves short (four paths of 4 KiB
+ * overflowed a stack of 16 KiB that the untraced program lives in). */
 static char socket_path[PATH_BYTES];
+static char library_dir[PATH_BYTES], collector_path[PATH_BYTES], run_dir[PATH_BYTES],
+	output_path[PATH_BYTES];
 
 static bool executable(const char *path)
 {
@@ -49,8 +54,8 @@ static bool find_collector(char *out, size_t size)
 	Dl_info info;
 	if (!dladdr((void *)find_collector, &info) || !info.dli_fname)
 		return false;
-	char dir[PATH_BYTES];
-	snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+	char *dir = library_dir;
+	snprintf(dir, PATH_BYTES, "%s", info.dli_fname);
 	char *slash = strrchr(dir, '/');
 	if (!slash)
 		return false;
@@ -122,22 +127,22 @@ static bool wait_ready(int fd)
 
 bool ctp_autostart_collector(void)
 {
-	char collector[PATH_BYTES], dir[PATH_BYTES], output[PATH_BYTES], ready_arg[16];
-	if (!find_collector(collector, sizeof(collector))) {
+	char *collector = collector_path, *dir = run_dir, *output = output_path, ready_arg[16];
+	if (!find_collector(collector, PATH_BYTES)) {
 		ctp_log("LD_PRELOAD without ctp-run, and no ctp-collector beside the library: "
 			"running untraced (set CTP_COLLECTOR)",
 			NULL, NULL);
 		return false;
 	}
-	if (!make_run_dir(dir, sizeof(dir))) {
+	if (!make_run_dir(dir, PATH_BYTES)) {
 		ctp_log("cannot make a private run directory: ", strerror(errno), NULL);
 		return false;
 	}
 	const char *out = getenv("CTP_OUTPUT");
 	if (out && *out)
-		snprintf(output, sizeof(output), "%s", out);
+		snprintf(output, PATH_BYTES, "%s", out);
 	else
-		snprintf(output, sizeof(output), "ctp-%u.jsonl.zst", ctp_proc.pid);
+		snprintf(output, PATH_BYTES, "ctp-%u.jsonl.zst", ctp_proc.pid);
 	int n = snprintf(socket_path, sizeof(socket_path), "%s/sock", dir);
 	if (n < 0 || (size_t)n >= sizeof(socket_path))
 		return false;

@@ -365,8 +365,15 @@ static bool page_holds_coroutine_stack(uint64_t page)
 	       candidate_over(slots_at(&chunks, lo), lo, hi) != CTP_NO_STATION;
 }
 
+/* No page is UINT64_MAX. */
+const struct ctp_lookup_hint ctp_no_lookup_hints[CTP_LOOKUP_SETS][2] = {
+	[0 ... CTP_LOOKUP_SETS - 1] = {{.page = UINT64_MAX}, {.page = UINT64_MAX}},
+};
+
 static void remember(struct ctp_thread *t, uint64_t page, uint32_t idx)
 {
+	if (t->lookup == ctp_no_lookup_hints)
+		return; /* no walk area yet: the next switch maps it */
 	struct ctp_lookup_hint *set = ctp_lookup_set(t, page);
 	if (set[0].page != page || set[0].idx != idx) /* two small stacks may share a page */
 		set[1] = set[0];

@@ -35,15 +35,18 @@ static void make_exit_key(void)
 	pthread_key_create(&exit_key, thread_exit);
 }
 
-/* The mapping of /proc/self/maps that holds addr, read with raw syscalls and no allocation. */
+/* The mapping of /proc/self/maps that holds addr, read with raw syscalls and no allocation, on
+ * the new thread's own stack: in pieces of a small buffer, as that stack may be the least glibc
+ * allows (16 KiB, less the TLS). A line longer than the buffer (a long path) is skipped: a
+ * thread's stack is an anonymous mapping, whose line is short. */
 static bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	char buf[8192];
+	char buf[512];
 	size_t have = 0;
-	bool found = false;
+	bool found = false, skipping = false;
 	for (;;) {
 		long n = syscall(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
 		if (n <= 0)
@@ -52,24 +55,31 @@ static bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi)
 		buf[have] = 0;
 		char *line = buf, *nl;
 		while ((nl = strchr(line, '\n')) != NULL) {
-			char *end;
-			uint64_t a = strtoull(line, &end, 16);
-			uint64_t b = *end == '-' ? strtoull(end + 1, NULL, 16) : 0;
-			if (a <= addr && addr < b) {
-				*lo = a;
-				*hi = b;
-				found = true;
-				break;
+			if (!skipping) {
+				char *end;
+				uint64_t a = strtoull(line, &end, 16);
+				uint64_t b = *end == '-' ? strtoull(end + 1, NULL, 16) : 0;
+				if (a <= addr && addr < b) {
+					*lo = a;
+					*hi = b;
+					found = true;
+					break;
+				}
 			}
+			skipping = false;
 			line = nl + 1;
 		}
 		if (found)
 			break;
-		/* Keep the unfinished line for the next read. */
+		/* Keep the unfinished line for the next read; drop one that fills the buffer, and
+		 * skip its rest up to its newline. */
 		have = strlen(line);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)
-			have = 0; /* a line longer than the buffer: no stack there */
+		if (have == sizeof(buf) - 1) {
+			have = 0;
+			skipping = true;
+		} else {
+			memmove(buf, line, have);
+		}
 	}
 	syscall(SYS_close, fd);
 	return found;
@@ -118,9 +128,8 @@ static bool start_tracing(struct ctp_thread *t)
 	}
 	t->self_station = t->current_station = ctp_station_at(t->self);
 	t->current = t->self;
-	/* No page is UINT64_MAX: the lookup hints hold nothing yet. */
-	for (uint32_t i = 0; i < CTP_LOOKUP_SETS; i++)
-		t->lookup[i][0].page = t->lookup[i][1].page = UINT64_MAX;
+	/* Until the walk area holds the thread's own (walk_stack.c). */
+	t->lookup = (struct ctp_lookup_hint(*)[2])ctp_no_lookup_hints;
 	ctp_coro_begin(t, t->self, coro, CTP_KIND_THREAD, t->entry_hint, t->stack_lo, t->stack_hi,
 		       CTP_STATE_RUNNING, 0, 0);
 	t->slot = ctp_thread_stacks_add(t->self);

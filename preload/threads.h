@@ -20,6 +20,16 @@ enum ctp_thread_state {
 
 enum { CTP_LOOKUP_SETS = 128, CTP_LOOKUP_SET_BITS = 7 };
 
+/* A stack page resolved to a coroutine's station, with the station's address (see `lookup`
+ * below). */
+struct ctp_lookup_hint {
+	uint64_t page; /* UINT64_MAX: empty */
+	struct ctp_station *station;
+	uint32_t idx;
+};
+/* The hints of a thread with no walk area yet (stackmap.c): every set empty, never written. */
+extern const struct ctp_lookup_hint ctp_no_lookup_hints[CTP_LOOKUP_SETS][2] CTP_HIDDEN;
+
 struct ctp_thread {
 	int state;
 	uint32_t tid;
@@ -41,6 +51,17 @@ struct ctp_thread {
 	 * switches back to the thread skip the map. */
 	uint64_t own_page;
 	uint64_t own_gen;
+	/* Stack pages resolved to coroutine stations, with the stations' addresses, so that a
+	 * switch to a context this thread resumed before skips the stack map: CTP_LOOKUP_SETS sets
+	 * of two, the most recent first, chosen by a hash of the page (the suspend points of a
+	 * runtime's coroutines lie at one offset in stacks of one size: their pages differ by a
+	 * multiple of that size, and the page's low bits alone would crowd them into a few sets).
+	 * Two places held the last two answers before; a Boost.Fiber ping-pong of 200 fibers sent
+	 * one switch in three to the map. The sets live in the thread's walk area (walk_stack.h),
+	 * ctp_no_lookup_hints until it is mapped: 6 KiB in the thread's TLS came out of every
+	 * thread's stack (glibc carves static TLS from it), and a thread made with the least stack
+	 * glibc allows, 16 KiB, overflowed it. */
+	struct ctp_lookup_hint (*lookup)[2];
 	struct ctp_ring_producer ring;
 	void *altstack; /* the signal stack the preload gave this thread, if any */
 	/* Between vfork and the child's exec or exit, the child runs on this thread's memory:
@@ -51,18 +72,6 @@ struct ctp_thread {
 	/* It made a coroutine on a buffer inside its own stack (a local array): at its exit such
 	 * coroutines end with the stack (threads.c). */
 	uint8_t coro_on_own_stack;
-	/* Stack pages resolved to coroutine stations, with the stations' addresses, so that a
-	 * switch to a context this thread resumed before skips the stack map: CTP_LOOKUP_SETS sets
-	 * of two, the most recent first, chosen by a hash of the page (the suspend points of a
-	 * runtime's coroutines lie at one offset in stacks of one size: their pages differ by a
-	 * multiple of that size, and the page's low bits alone would crowd them into a few sets).
-	 * Two places held the last two answers before; a Boost.Fiber ping-pong of 200 fibers sent
-	 * one switch in three to the map. Last in the struct: a switch reads one set. */
-	struct ctp_lookup_hint {
-		uint64_t page; /* UINT64_MAX: empty */
-		struct ctp_station *station;
-		uint32_t idx;
-	} lookup[CTP_LOOKUP_SETS][2];
 };
 
 /* What the switch stubs (switch_stub.h) read, as numbers an asm string can hold. */

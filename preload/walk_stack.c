@@ -34,9 +34,12 @@ struct ctp_walk_area *ctp_walk_area_map(struct ctp_thread *t)
 	errno = saved_errno;
 	if (map == MAP_FAILED)
 		return NULL;
-	t->walk_top =
-		map + CTP_WALK_TOP_OFFSET; /* the stack grows down from right below the area */
-	return (struct ctp_walk_area *)t->walk_top;
+	struct ctp_walk_area *area = (struct ctp_walk_area *)(map + CTP_WALK_TOP_OFFSET);
+	for (uint32_t i = 0; i < CTP_LOOKUP_SETS; i++)
+		area->lookup[i][0].page = area->lookup[i][1].page = UINT64_MAX;
+	t->lookup = area->lookup;
+	t->walk_top = (uint8_t *)area; /* the stack grows down from right below the area */
+	return area;
 }
 
 void ctp_walk_area_release(struct ctp_thread *t)
@@ -45,6 +48,7 @@ void ctp_walk_area_release(struct ctp_thread *t)
 	if (!top)
 		return;
 	t->walk_top = NULL; /* no switch of this thread runs there any more */
+	t->lookup = (struct ctp_lookup_hint(*)[2])ctp_no_lookup_hints;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	munmap(top - CTP_WALK_TOP_OFFSET, CTP_WALK_MAP_BYTES);
 }

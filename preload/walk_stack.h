@@ -17,11 +17,13 @@
 enum { CTP_WALK_OWN_FRAMES_MAX = 10 };
 
 /* A thread's walk area: on top of the stack walks run on, what a function run there is handed
- * (`job`, so that the caller needs no frame of its own: see events.c), the walker's result and
- * the stacks it remembers (unwind_memo.h; its pages are touched only as places are noted). */
+ * (`job`, so that the caller needs no frame of its own: see events.c), the walker's result, the
+ * thread's lookup hints and the stacks it remembers (unwind_memo.h; its pages are touched only
+ * as places are noted). */
 struct ctp_walk_area {
 	uint64_t job[8];
 	void *frames[CTP_MAX_STACK_DEPTH + CTP_WALK_OWN_FRAMES_MAX];
+	struct ctp_lookup_hint lookup[CTP_LOOKUP_SETS][2]; /* the thread's (threads.h) */
 	struct ctp_unwind_memo memo;
 };
 
