@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctp/deep_stack.h"
 #include "collector/loop.h"
 #include "ctp/version.h"
 #include "ctp/zwriter.h"
@@ -84,7 +85,7 @@ static int int_from_env(const char *name, int min, int max, int fallback)
 	return fallback;
 }
 
-int main(int argc, char **argv)
+static int collector_main(int argc, char **argv)
 {
 	enum {
 		OPT_SOCKET = 256,
@@ -186,4 +187,10 @@ int main(int argc, char **argv)
 	}
 	o.spool_bytes = (uint64_t)spool_mb << 20;
 	return ctp_collector_run(&o);
+}
+
+/* Symbolizing runs libdw, which needs a deeper stack than a small `ulimit -s` leaves. */
+int main(int argc, char **argv)
+{
+	return ctp_main_on_deep_stack(collector_main, argc, argv);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctp/deep_stack.h"
 #include "ctp/core_file.h"
 #include "ctp/symcache.h"
 #include "ctp/version.h"
@@ -94,7 +95,7 @@ static int write_trace_file(struct pstack_view *v, const struct pstack_procinfo 
 	return ctp_zwriter_close(z, NULL) ? PSTACK_EXIT_OK : PSTACK_EXIT_OUTPUT;
 }
 
-int main(int argc, char **argv)
+static int pstack_main(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"json", no_argument, NULL, OPT_JSON},
@@ -232,4 +233,10 @@ int main(int argc, char **argv)
 	pstack_snapshot_free(&snap);
 	pstack_source_close(&src);
 	return out_status;
+}
+
+/* Symbolizing runs libdw, which needs a deeper stack than a small `ulimit -s` leaves. */
+int main(int argc, char **argv)
+{
+	return ctp_main_on_deep_stack(pstack_main, argc, argv);
 }

@@ -32,6 +32,8 @@
 #   --nofile N          ulimit -n N: the run starts with that limit of open files (ctp-run's
 #                       collector, the plain form's and the program all under it)
 #   --timeout S         bound on each run (default 10)
+#   --stack-kb N        ulimit -s N (soft and hard) from the run's first program on: ctp-run
+#                       and its collector, the plain form's collector and the program
 #   --env K=V           extra environment for all three ways (repeatable)
 # The runs go through tp_run.py (pseudo-terminal, "ready" handshake, exact wait status, and a
 # child subreaper that waits for every descendant, so traces are complete when it returns).
@@ -130,7 +132,7 @@ compare() {
 			opts+=(--after-ready "$act")
 			shift 2
 			;;
-		--timeout | --env) opts+=("$1" "$2"); shift 2 ;;
+		--timeout | --env | --stack-kb) opts+=("$1" "$2"); shift 2 ;;
 		*) echo "compare: unknown option $1" >&2; exit 2 ;;
 		esac
 	done

@@ -18,6 +18,9 @@ Options:
   --pty                the command runs in a new session whose controlling terminal is a new
                        pseudo-terminal (its stdin); it is the terminal's foreground group
   --stdin-pipe         stdin is a pipe from the runner, closed after the ready action
+  --stack-kb N         the command starts with a stack limit (RLIMIT_STACK, soft and hard) of
+                       N KiB, set in the child before its exec: the runner itself keeps its
+                       own (Python needs more than the small limits tested)
   --after-ready ACT    once the command printed a line "ready" on stdout: "intr" writes ^C to
                        the terminal (needs --pty), "kill:SIG" sends SIG to the command,
                        "vm:PROG:FILE" writes "VmSize KB VmRSS KB Threads N" of the descendant
@@ -31,6 +34,7 @@ import ctypes
 import fcntl
 import os
 import re
+import resource
 import select
 import signal
 import subprocess
@@ -109,6 +113,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=10)
     ap.add_argument("--pty", action="store_true")
     ap.add_argument("--stdin-pipe", action="store_true")
+    ap.add_argument("--stack-kb", type=int)
     ap.add_argument("--after-ready")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args()
@@ -141,6 +146,8 @@ def main():
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
         if a.pty:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        if a.stack_kb:
+            resource.setrlimit(resource.RLIMIT_STACK, (a.stack_kb * 1024, a.stack_kb * 1024))
 
     out_r, out_w = os.pipe()
     with open(a.err, "wb") as errf:
