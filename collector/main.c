@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctp/deep_stack.h"
 #include "collector/loop.h"
+#include "ctp/deep_stack.h"
 #include "ctp/version.h"
 #include "ctp/zwriter.h"
 

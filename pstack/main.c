@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctp/deep_stack.h"
 #include "ctp/core_file.h"
+#include "ctp/deep_stack.h"
 #include "ctp/symcache.h"
 #include "ctp/version.h"
 #include "pstack/groups.h"
