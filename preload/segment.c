@@ -268,9 +268,12 @@ bool ctp_segment_fork_child(void)
 	 * are copied, and the child starts them empty. Unwritten bytes of a memfd cost nothing. */
 	ctp_seg.lock = 0; /* another thread may have held it at the fork: it is gone */
 	uint64_t committed = ctp_seg.hdr->segment_size;
+	errno = 0; /* what failed, for the message below (the caller keeps the program's) */
 	int fd = new_memfd();
-	if (fd < 0 || !size_allowed(committed) ||
-	    syscall(SYS_ftruncate, fd, (off_t)committed) != 0 ||
+	bool allowed = fd >= 0 && size_allowed(committed);
+	if (fd >= 0 && !allowed)
+		errno = EFBIG; /* the file size limit */
+	if (!allowed || syscall(SYS_ftruncate, fd, (off_t)committed) != 0 ||
 	    syscall(SYS_fcntl, fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0 ||
 	    !copy_range(fd, 0, sizeof(struct ctp_header)))
 		goto fail;
@@ -303,10 +306,14 @@ bool ctp_segment_fork_child(void)
 	ctp_seg.hdr->sleep_flag = 0;
 	ctp_seg.hdr->exit_kind = CTP_EXIT_NONE;
 	return true;
-fail:
+fail:;
 	/* Some extents may map the child's file already, others the parent's: tracing stops
-	 * here, and nothing of the child's is written anywhere. */
+	 * here, and nothing of the child's is written anywhere. Said, as the child is then not
+	 * in the trace (a sandbox that denies memfd_create once the program started, say). */
+	int err = errno;
 	if (fd >= 0)
 		syscall(SYS_close, fd);
+	ctp_log("a fork child runs untraced: its copy of the segment failed: ",
+		err ? strerror(err) : "the block list is not the one the fork saw", NULL);
 	return false;
 }
