@@ -304,6 +304,24 @@ static void release_environment(char **env, char *const envp[], int handover)
 	errno = saved_errno;
 }
 
+/* After an exec or spawn that used env: gives back what env and the connection handed over took,
+ * and says whether to call it again with the program's own environment. The kernel refuses an
+ * environment past its limit (E2BIG; a quarter of the stack limit for arguments and environment
+ * together), and the tracer's variables are a few hundred bytes more than the program's, which
+ * may lie just under it: the call is made again with the program's own, as untraced (its image
+ * is traced only if that environment says so). `failed`: errno of a failed exec, or what
+ * posix_spawn returned; 0 for success. */
+static bool retry_with_own_environment(int failed, char **env, char *const envp[], int handover,
+				       const char *what)
+{
+	bool retry = failed == E2BIG && env != (char **)envp;
+	release_environment(env, envp, handover);
+	if (retry)
+		ctp_log("the tracer's variables make the environment too large to start ", what,
+			" (E2BIG): trying again with the program's own, untraced");
+	return retry;
+}
+
 /* Room for a vfork child's environment on its stack, in the hook's own frame; none when it is
  * not a vfork child, when the program's environment will do (it has what tracing needs, there
  * is no connection to name and no preload to keep out), or when it would not fit in what a
@@ -330,7 +348,8 @@ CTP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	ctp_connection_send_exec(); /* just before the image is replaced */
 	CHILD_ENVIRONMENT(CTP_EXEC_PATH(path), envp, env, handover);
 	int rc = real_execve(path, argv, env);
-	release_environment(env, envp, handover);
+	if (retry_with_own_environment(errno, env, envp, handover, path))
+		rc = real_execve(path, argv, envp);
 	return rc;
 }
 
@@ -345,7 +364,8 @@ CTP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	ctp_connection_send_exec(); /* just before the image is replaced */
 	CHILD_ENVIRONMENT(CTP_EXEC_SEARCH(file), envp, env, handover);
 	int rc = real_execvpe(file, argv, env);
-	release_environment(env, envp, handover);
+	if (retry_with_own_environment(errno, env, envp, handover, file))
+		rc = real_execvpe(file, argv, envp);
 	return rc;
 }
 
@@ -360,7 +380,8 @@ CTP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	ctp_connection_send_exec(); /* just before the image is replaced */
 	CHILD_ENVIRONMENT(CTP_EXEC_FD(fd), envp, env, handover);
 	int rc = real_fexecve(fd, argv, env);
-	release_environment(env, envp, handover);
+	if (retry_with_own_environment(errno, env, envp, handover, argv[0] ? argv[0] : "fexecve"))
+		rc = real_fexecve(fd, argv, envp);
 	return rc;
 }
 
@@ -371,7 +392,8 @@ CTP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 	ctp_connection_send_exec(); /* just before the image is replaced */
 	CHILD_ENVIRONMENT(CTP_EXEC_AT(dirfd, path, flags), envp, env, handover);
 	int rc = real_execveat(dirfd, path, argv, env, flags);
-	release_environment(env, envp, handover);
+	if (retry_with_own_environment(errno, env, envp, handover, path))
+		rc = real_execveat(dirfd, path, argv, envp, flags);
 	return rc;
 }
 
@@ -451,7 +473,9 @@ CTP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 	CTP_REAL(posix_spawn);
 	CHILD_ENVIRONMENT(CTP_EXEC_PATH(path), envp, env, handover);
 	int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
-	release_environment(env, envp, handover);
+	if (retry_with_own_environment(rc, env, envp, handover, path))
+		return real_posix_spawn(pid, path, actions, attr, argv,
+					envp); /* no hello to await */
 	announce_spawned(rc, pid);
 	return rc;
 }
@@ -462,7 +486,9 @@ CTP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 	CTP_REAL(posix_spawnp);
 	CHILD_ENVIRONMENT(CTP_EXEC_SEARCH(file), envp, env, handover);
 	int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
-	release_environment(env, envp, handover);
+	if (retry_with_own_environment(rc, env, envp, handover, file))
+		return real_posix_spawnp(pid, file, actions, attr, argv,
+					 envp); /* no hello to await */
 	announce_spawned(rc, pid);
 	return rc;
 }
