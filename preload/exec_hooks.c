@@ -473,9 +473,9 @@ CTP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 	CTP_REAL(posix_spawn);
 	CHILD_ENVIRONMENT(CTP_EXEC_PATH(path), envp, env, handover);
 	int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
+	/* Made again with the program's environment: not announced (it traces the child or not). */
 	if (retry_with_own_environment(rc, env, envp, handover, path))
-		return real_posix_spawn(pid, path, actions, attr, argv,
-					envp); /* no hello to await */
+		return real_posix_spawn(pid, path, actions, attr, argv, envp);
 	announce_spawned(rc, pid);
 	return rc;
 }
@@ -486,9 +486,9 @@ CTP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 	CTP_REAL(posix_spawnp);
 	CHILD_ENVIRONMENT(CTP_EXEC_SEARCH(file), envp, env, handover);
 	int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
+	/* Made again with the program's environment: not announced (it traces the child or not). */
 	if (retry_with_own_environment(rc, env, envp, handover, file))
-		return real_posix_spawnp(pid, file, actions, attr, argv,
-					 envp); /* no hello to await */
+		return real_posix_spawnp(pid, file, actions, attr, argv, envp);
 	announce_spawned(rc, pid);
 	return rc;
 }
