@@ -24,16 +24,6 @@
 
 struct ctp_process ctp_proc;
 
-void ctp_log(const char *a, const char *b, const char *c)
-{
-	const char *parts[] = {"ctp: ", a, b, c, "\n"};
-	int saved = errno;
-	for (unsigned i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-		if (parts[i])
-			(void)!syscall(SYS_write, 2, parts[i], strlen(parts[i]));
-	errno = saved;
-}
-
 static uint64_t env_u64(const char *name, uint64_t fallback, uint64_t max)
 {
 	const char *s = getenv(name);
@@ -134,6 +124,7 @@ static void initialize(void)
 	/* Before any call of the dynamic linker's that may fail: the next such call frees the
 	 * failure's message, and that free must not need the dynamic linker itself. */
 	ctp_free_resolve();
+	ctp_log_take_stderr();
 	read_config(&ctp_proc.config);
 	ctp_proc.pid = (uint32_t)getpid();
 	if (!ctp_proc.config.socket_path && !ctp_autostart_collector()) {

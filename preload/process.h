@@ -56,7 +56,10 @@ static inline uint64_t ctp_now(void)
 	return ctp_proc.use_tsc ? ctp_tsc() : ctp_monotonic_ns();
 }
 
-/* Writes a message on stderr without stdio or malloc: usable from any hook. */
+/* Writes "ctp: " a b c on stderr without stdio or malloc, usable from any hook; nothing once fd
+ * 2 is no longer the file it was at the preload's start (log.c). NULL parts are left out. */
 CTP_HIDDEN void ctp_log(const char *a, const char *b, const char *c);
+/* Takes fd 2's identity, as the preload starts. */
+CTP_HIDDEN void ctp_log_take_stderr(void);
 
 #endif
