@@ -8,7 +8,7 @@ expect_eq "small_thread_stacks: untraced, every thread did its work" \
 	"$(for i in 0 1 2 3 4 5 6 7; do echo "thread $i: done"; done)" \
 	"$(cat "$WORK/small_thread_stacks.native.out")"
 # A jq filter: "THREADS COROUTINES [[SWITCHES, STATE, FIRST FUNCTION]...]", the last over the
-# ucontext coroutines' states at the end (stack_limit.sh reads the same).
+# ucontext coroutines' states at the end.
 suspended_in='([.[] | select(.type == "stack") | {key: (.id | tostring), value: .frames[0].sym}]
 	| from_entries) as $sym
 	| [.[] | select(.type == "coro" and .kind == "ucontext") | .coro] as $coros
