@@ -3,29 +3,25 @@
  * client's connection): a message written there would land in its data. So fd 2's identity
  * (device and inode) is taken as the preload starts, and a message is written only while fd 2
  * is still that file. Without stdio or malloc: usable from any hook. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "preload/own_fds.h"
 #include "preload/process.h"
 
 static struct {
 	bool taken; /* by ctp_log_take_stderr */
 	bool open;  /* fd 2 was open then */
-	dev_t dev;
-	ino_t ino;
+	uint64_t dev, ino;
 } start_stderr;
 
 void ctp_log_take_stderr(void)
 {
-	struct stat st;
-	start_stderr.open = syscall(SYS_fstat, 2, &st) == 0;
-	start_stderr.dev = start_stderr.open ? st.st_dev : 0;
-	start_stderr.ino = start_stderr.open ? st.st_ino : 0;
+	start_stderr.open = ctp_fd_identity(2, &start_stderr.dev, &start_stderr.ino);
 	start_stderr.taken = true;
 }
 
@@ -33,11 +29,9 @@ void ctp_log_take_stderr(void)
  * given it). */
 static bool stderr_as_at_start(void)
 {
-	if (!start_stderr.taken)
-		return true;
-	struct stat st;
-	return start_stderr.open && syscall(SYS_fstat, 2, &st) == 0 &&
-	       st.st_dev == start_stderr.dev && st.st_ino == start_stderr.ino;
+	uint64_t dev, ino;
+	return !start_stderr.taken || (start_stderr.open && ctp_fd_identity(2, &dev, &ino) &&
+				       dev == start_stderr.dev && ino == start_stderr.ino);
 }
 
 void ctp_log(const char *a, const char *b, const char *c)

@@ -36,7 +36,7 @@ struct own_fd {
 static struct own_fd own[MAX_OWN_FDS];
 static int own_count;
 
-static bool identity(int fd, uint64_t *dev, uint64_t *ino)
+bool ctp_fd_identity(int fd, uint64_t *dev, uint64_t *ino)
 {
 	struct stat st;
 	if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0)
@@ -62,7 +62,7 @@ void ctp_own_fd_register(int *slot)
 		o->slot = slot;
 		__atomic_store_n(&own_count, own_count + 1, __ATOMIC_RELEASE);
 	}
-	if (o && !identity(*slot, &o->dev, &o->ino))
+	if (o && !ctp_fd_identity(*slot, &o->dev, &o->ino))
 		o->dev = o->ino = 0;
 }
 
@@ -71,7 +71,7 @@ void ctp_own_fd_register(int *slot)
 static bool still_ours(struct own_fd *o, int fd)
 {
 	uint64_t dev, ino;
-	if (identity(fd, &dev, &ino) && dev == o->dev && ino == o->ino)
+	if (ctp_fd_identity(fd, &dev, &ino) && dev == o->dev && ino == o->ino)
 		return true;
 	if (ctp_in_vfork_child())
 		return false;

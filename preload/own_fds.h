@@ -4,9 +4,13 @@
 #define CTP_PRELOAD_OWN_FDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "preload/compiler.h"
 
+/* The identity of the file fd names (device and inode), by a raw fstat; false when fd is not
+ * open. */
+CTP_HIDDEN bool ctp_fd_identity(int fd, uint64_t *dev, uint64_t *ino);
 /* Registers the variable holding one of the preload's fds, or notes that it holds a new file. */
 CTP_HIDDEN void ctp_own_fd_register(int *slot);
 /* Whether fd is one of ours (checked by the file's identity, not the number alone). */

@@ -42,12 +42,10 @@ static void *lookup_in(const char *path, const char *name, const void *self)
 	if (!path || !*path)
 		return NULL; /* the main program: its scope is the global one */
 	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-	void *f = h ? dlsym(h, name) : NULL;
-	/* A failure is the preload's: not left on record for the program's dlerror(). */
-	if (!f)
-		(void)dlerror();
-	if (h)
-		dlclose(h);
+	if (!h)
+		return NULL;
+	void *f = dlsym(h, name);
+	dlclose(h);
 	return f == self ? NULL : f;
 }
 
