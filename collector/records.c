@@ -350,7 +350,8 @@ static void on_switch(struct ctp_visit_ctx *v, const struct ctp_rec_switch *r, u
 /* How an EXIT record's `how` (aux) ended the coroutine (docs/trace-format.md, `coro_end`): the
  * preload writes the switch that ended it (a makecontext return, Boost's last switch away), or
  * 0 when the coroutine did not end by a switch of its own: a thread's coroutine at the thread's
- * exit, any other one when a new coroutine took over its stack. */
+ * exit, any other one when a new coroutine took over its stack; CTP_EXIT_WITH_THREAD for one
+ * that was running when its thread exited. */
 static uint32_t end_how_of(const struct ctp_coro *c, uint32_t aux)
 {
 	switch (aux) {
@@ -361,6 +362,8 @@ static uint32_t end_how_of(const struct ctp_coro *c, uint32_t aux)
 		return CTP_END_ENDED;
 	case 0:
 		return c->flags & CTP_CORO_THREAD ? CTP_END_THREAD_EXIT : CTP_END_ABANDONED;
+	case CTP_EXIT_WITH_THREAD:
+		return CTP_END_THREAD_EXIT;
 	}
 	return CTP_END_UNKNOWN;
 }

@@ -19,7 +19,7 @@ enum ctp_end_how {
 	CTP_END_LEFT = 2,      /* it left by setcontext without saving itself; nothing came back */
 	CTP_END_ENDED = 3,     /* Boost.Context's last switch away from it (ontop/jump_fcontext) */
 	CTP_END_ABANDONED = 4, /* a new coroutine took over its stack */
-	CTP_END_THREAD_EXIT = 5, /* a thread's own coroutine: the thread exited */
+	CTP_END_THREAD_EXIT = 5, /* its thread exited: a thread's own, or the one running on it */
 };
 
 extern const struct ctp_name_table ctp_kind_names;	 /* enum ctp_coro_kind: "thread", ... */

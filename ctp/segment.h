@@ -291,8 +291,12 @@ struct ctp_rec_switch {
 	uint64_t frames[]; /* where `from` suspended: the call site, or the whole stack */
 };
 
+/* ctp_rec.aux of an exit that no switch made, besides 0 (a thread's own coroutine at its
+ * thread's exit; any other one when its stack was given back or taken over). */
+enum { CTP_EXIT_WITH_THREAD = 255 }; /* it was running when its thread exited under it */
+
 struct ctp_rec_exit {
-	struct ctp_rec h; /* aux: enum ctp_switch_how that ended it */
+	struct ctp_rec h; /* aux: enum ctp_switch_how that ended it, 0 or CTP_EXIT_WITH_THREAD */
 	uint64_t ts;
 	uint64_t coro;
 };

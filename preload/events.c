@@ -261,6 +261,17 @@ void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx)
 void ctp_thread_end(struct ctp_thread *t)
 {
 	uint64_t now = ctp_now();
+	struct ctp_station *running = t->current_station;
+	if (t->current != t->self && t->current != CTP_NO_STATION &&
+	    CTP_LOAD_RELAXED(&running->kind) != CTP_KIND_THREAD) {
+		/* Its stack is left as the thread's cancellation unwound it: it never runs again.
+		 * (A thread's own coroutine resumed here is its thread's to end.) */
+		emit_exit(t, now, CTP_LOAD_RELAXED(&running->coro), CTP_EXIT_WITH_THREAD);
+		station_exit(running, now, CTP_NO_STATION);
+		recycle(t, t->current);
+		t->current = t->self;
+		t->current_station = t->self_station;
+	}
 	struct ctp_station *s = ctp_station_at(t->self);
 	emit_exit(t, now, CTP_LOAD_RELAXED(&s->coro), 0);
 	station_exit(s, now, CTP_NO_STATION);

@@ -82,7 +82,9 @@ CTP_HIDDEN void ctp_coro_switch_nostack(struct ctp_thread *t, uint32_t to, uint3
 CTP_HIDDEN void ctp_coro_end_and_switch(struct ctp_thread *t, uint32_t to, uint32_t how);
 /* Ends the coroutine in station idx that is not running (its stack was reused). */
 CTP_HIDDEN void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx);
-/* The thread t ends: EXIT record for its own coroutine, whose station goes back to the pool. */
+/* The thread t ends: EXIT record for its own coroutine, whose station goes back to the pool,
+ * and for the coroutine running on it if another (it called pthread_exit, or was cancelled),
+ * which is recycled. */
 CTP_HIDDEN void ctp_thread_end(struct ctp_thread *t);
 
 #endif
