@@ -157,19 +157,26 @@ CTP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	return old;
 }
 
+/* sigaltstack(2) itself: glibc's is the bare system call, and the preload's own calls must not
+ * reach the hook below. */
+static int altstack_syscall(const stack_t *ss, stack_t *old)
+{
+	return (int)syscall(SYS_sigaltstack, ss, old);
+}
+
 /* A coroutine that overflows its stack can only be reported from another stack. Only where
  * the program has none of its own; given back at thread exit. */
 void ctp_crash_altstack_for_thread(struct ctp_thread *t)
 {
 	stack_t old;
-	if (sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
+	if (altstack_syscall(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
 		return;
 	void *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		       0);
 	if (p == MAP_FAILED)
 		return;
 	stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE};
-	if (sigaltstack(&ss, NULL) != 0) {
+	if (altstack_syscall(&ss, NULL) != 0) {
 		munmap(p, ALTSTACK_SIZE);
 		return;
 	}
@@ -182,13 +189,34 @@ void ctp_crash_altstack_release(struct ctp_thread *t)
 		return;
 	stack_t cur;
 	/* Only while it is still ours and not in use: the program may have put its own. */
-	if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->altstack &&
+	if (altstack_syscall(NULL, &cur) == 0 && cur.ss_sp == t->altstack &&
 	    !(cur.ss_flags & SS_ONSTACK)) {
 		stack_t off = {.ss_flags = SS_DISABLE};
-		if (sigaltstack(&off, NULL) == 0)
+		if (altstack_syscall(&off, NULL) == 0)
 			munmap(t->altstack, ALTSTACK_SIZE);
 	}
 	t->altstack = NULL;
+}
+
+/* The program asks for, or changes, its thread's signal stack. The preload's is kept out of its
+ * sight, as its handlers are: a program that asks whether one is set before it sets its own
+ * (Rust's runtime does) reads back none, as untraced. One the program sets replaces ours, which
+ * is given back. */
+CTP_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	struct ctp_thread *t = &ctp_tls_thread;
+	void *ours = t->altstack;
+	int rc = altstack_syscall(ss, old);
+	if (rc != 0 || !ours || ctp_in_vfork_child()) /* a vfork child's is its parent's too */
+		return rc;
+	if (old && old->ss_sp == ours)
+		*old = (stack_t){.ss_flags = SS_DISABLE};
+	if (ss) {
+		/* The kernel refuses a change while a handler runs on ours: it is not in use. */
+		munmap(ours, ALTSTACK_SIZE);
+		t->altstack = NULL;
+	}
+	return rc;
 }
 
 /* Coroutines still suspended at the end get their whole stacks now, while their memory exists
