@@ -1,11 +1,15 @@
 /* The signal stack a program sees and sets (sigaltstack), as a runtime with stack-overflow
  * reports does it (Rust's, for one): it asks whether its thread has one, in main before and
  * after its first coroutine and in a new thread, and sets its own only where there is none.
- * It reads back what it set, and none once it disabled one. Then a coroutine overflows its
- * guarded stack, and the program's own SIGSEGV handler, on the program's own signal stack,
- * reports it and _exit(3)s. */
+ * It reads back what it set, and none once it disabled one. A second thread makes a coroutine
+ * by the signal-stack trick, as QEMU's sigaltstack backend does: the new stack set as the
+ * signal stack (the one before read back in the same call), a handler run there saves itself
+ * with sigsetjmp, the signal stack disabled, the one before put back only if there was one;
+ * the coroutine then runs by siglongjmp. Then a coroutine overflows its guarded stack, and the
+ * program's own SIGSEGV handler, on the program's own signal stack, reports it and _exit(3)s. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +64,61 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+static sigjmp_buf trick_main, trick_start, trick_coro;
+static volatile sig_atomic_t trick_saved;
+
+static volatile int trick_runs;
+
+static void trick_body(void)
+{
+	for (trick_runs = 0; trick_runs < 3; trick_runs++) {
+		printf("signal-stack coroutine: run %d\n", trick_runs);
+		if (!sigsetjmp(trick_coro, 0))
+			siglongjmp(trick_main, 1);
+	}
+	siglongjmp(trick_main, 2);
+}
+
+static void on_trick_signal(int sig)
+{
+	(void)sig;
+	if (!sigsetjmp(trick_start, 0)) {
+		trick_saved = 1;
+		return;
+	}
+	trick_body();
+}
+
+static void *trick_thread(void *arg)
+{
+	(void)arg;
+	char *stack = malloc(CORO_STACK);
+	stack_t ss = {.ss_sp = stack, .ss_size = CORO_STACK}, before;
+	struct sigaction sa = {.sa_handler = on_trick_signal, .sa_flags = SA_ONSTACK}, old_sa;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, &old_sa);
+	if (sigaltstack(&ss, &before) != 0) {
+		perror("sigaltstack");
+		exit(2);
+	}
+	raise(SIGUSR2);
+	stack_t off = {.ss_flags = SS_DISABLE};
+	sigaltstack(&off, NULL);
+	printf("signal-stack coroutine: the signal stack before it: %s\n",
+	       before.ss_flags & SS_DISABLE ? "none" : "one");
+	if (!(before.ss_flags & SS_DISABLE))
+		sigaltstack(&before, NULL);
+	sigaction(SIGUSR2, &old_sa, NULL);
+	/* Back here each time the coroutine yields (1), until it finishes (2). */
+	int r = sigsetjmp(trick_main, 0);
+	if (r == 0)
+		siglongjmp(trick_start, 1);
+	if (r == 1)
+		siglongjmp(trick_coro, 1);
+	show("signal-stack coroutine, at its end");
+	return NULL;
+}
+
 static void on_segv(int sig, siginfo_t *info, void *uctx)
 {
 	(void)sig;
@@ -98,6 +157,8 @@ int main(void)
 	show("main, after its first coroutine");
 	pthread_t t;
 	pthread_create(&t, NULL, thread_main, NULL);
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, trick_thread, NULL);
 	pthread_join(t, NULL);
 	set_own_if_none("main, after setting its own");
 
