@@ -2,6 +2,7 @@
  * connection to the collector, and what must be redone in a forked child. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -32,7 +33,11 @@ static uint64_t env_u64(const char *name, uint64_t fallback, uint64_t max)
 	char *end;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (*end || v > max) {
-		ctp_log("ignoring ", name, ": not a number in range");
+		/* As the collector says it: the variable as set, and what it takes. */
+		char what[160];
+		snprintf(what, sizeof(what), "%s=%.64s: not a number from 0 to %llu", name, s,
+			 (unsigned long long)max);
+		ctp_log("ignoring ", what, NULL);
 		return fallback;
 	}
 	return v;
@@ -55,7 +60,7 @@ static void read_config(struct ctp_config *c)
 	const char *stacks = getenv("CTP_STACKS");
 	c->stacks_every_switch = stacks && strcmp(stacks, "every-switch") == 0;
 	if (stacks && !c->stacks_every_switch && strcmp(stacks, "lasting") != 0)
-		ctp_log("ignoring CTP_STACKS: not every-switch or lasting", NULL, NULL);
+		ctp_log("ignoring CTP_STACKS=", stacks, ": not every-switch or lasting");
 	c->ring_bytes = round_up_pow2(env_u64("CTP_RING_KB", 16384, 1u << 20) * 1024);
 	c->segment_max = env_u64("CTP_SEGMENT_MAX_MB", 1024, 1u << 20) << 20;
 	c->socket_path = getenv("CTP_SOCKET");
