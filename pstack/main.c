@@ -24,13 +24,23 @@
 #include "pstack/snapshot.h"
 #include "pstack/view.h"
 
+static const char usage_lines[] = "usage: ctp-pstack [--json] [--no-symbols] [--full-names] PID\n"
+				  "       ctp-pstack --report [--json | --full-names] PID\n"
+				  "       ctp-pstack --trace FILE PID\n"
+				  "       ctp-pstack [OPTIONS] --core CORE [EXE]\n";
+
+/* A usage error: what was wrong has been said; the forms, and where the rest is. */
+static enum pstack_exit usage_error(void)
+{
+	fputs(usage_lines, stderr);
+	fputs("Try 'ctp-pstack --help'.\n", stderr);
+	return PSTACK_EXIT_USAGE;
+}
+
 static void usage(FILE *f)
 {
-	fputs("usage: ctp-pstack [--json] [--no-symbols] [--full-names] PID\n"
-	      "       ctp-pstack --report [--json | --full-names] PID\n"
-	      "       ctp-pstack --trace FILE PID\n"
-	      "       ctp-pstack [OPTIONS] --core CORE [EXE]\n"
-	      "\n"
+	fputs(usage_lines, f);
+	fputs("\n"
 	      "Shows every coroutine of a running process traced by ctp (under ctp-run, or with\n"
 	      "LD_PRELOAD=libctp_preload.so): its id, kind, entry function, state and since when,\n"
 	      "thread, the fd it waits on, and its symbolized suspend stack, grouped by stack.\n"
@@ -138,8 +148,7 @@ static int pstack_main(int argc, char **argv)
 			printf("%s\n", ctp_version_string());
 			return PSTACK_EXIT_OK;
 		default:
-			usage(stderr);
-			return PSTACK_EXIT_USAGE;
+			return usage_error();
 		}
 	}
 	if (report && trace) {
@@ -160,17 +169,19 @@ static int pstack_main(int argc, char **argv)
 		if (optind + 1 < argc) {
 			fputs("ctp-pstack: --core takes one core file and at most one program\n",
 			      stderr);
-			usage(stderr);
-			return PSTACK_EXIT_USAGE;
+			return usage_error();
 		}
 		status = pstack_open_core(core, optind < argc ? argv[optind] : NULL, &src, why,
 					  sizeof(why));
 	} else {
 		if (optind + 1 != argc || !parse_pid(argv[optind], &pid)) {
-			if (optind + 1 == argc)
+			if (optind == argc)
+				fputs("ctp-pstack: no PID given\n", stderr);
+			else if (optind + 1 == argc)
 				fprintf(stderr, "ctp-pstack: not a process id: %s\n", argv[optind]);
-			usage(stderr);
-			return PSTACK_EXIT_USAGE;
+			else
+				fprintf(stderr, "ctp-pstack: one PID, not %d\n", argc - optind);
+			return usage_error();
 		}
 		status = pstack_locate(pid, &src, why, sizeof(why));
 	}

@@ -167,7 +167,13 @@ gone=$!
 wait $gone
 err no_such_pid 1 "^ctp-pstack: no process $gone$" $gone
 err not_a_pid 2 "not a process id: abc" abc
-err no_pid 2 "^usage: ctp-pstack" --json
+err no_pid 2 "^ctp-pstack: no PID given$" --json
+# A usage error says what was wrong, the forms of the command and where the rest is, not the
+# whole help.
+check "(no_pid) shows the forms" grep -q "^usage: ctp-pstack" "$WORK/no_pid.err"
+check "(no_pid) points at --help" grep -qx "Try 'ctp-pstack --help'." "$WORK/no_pid.err"
+expect_eq "(no_pid) and no more" 6 "$(wc -l <"$WORK/no_pid.err")"
+err two_pids 2 "^ctp-pstack: one PID, not 2$" 1 2
 sleep 60 &
 untraced=$!
 at_exit kill $untraced
