@@ -379,9 +379,11 @@ static void on_coro_exit(struct ctp_visit_ctx *v, const struct ctp_rec_exit *r)
 	c->state = CTP_STATE_EXITED;
 	c->since = ctp_proc_ts(p, r->ts);
 	uint32_t how = end_how_of(c, r->h.aux);
-	ctp_proc_coro_end(p, c, how, how == CTP_END_ENDED ? r->h.aux : 0, v->rs->tid, c->since);
+	/* Ended with its thread: on that thread, which in a fork child is not the one recording. */
+	uint32_t tid = how == CTP_END_THREAD_EXIT && c->tid ? c->tid : v->rs->tid;
+	ctp_proc_coro_end(p, c, how, how == CTP_END_ENDED ? r->h.aux : 0, tid, c->since);
 	/* A switch of its own that ended it follows (and retires it); else this was its last. */
-	if (r->h.aux == 0)
+	if (r->h.aux == 0 || r->h.aux == CTP_EXIT_WITH_THREAD)
 		retire(p, c);
 }
 

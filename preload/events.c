@@ -258,22 +258,38 @@ void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx)
 	ctp_thread_leave(t, state);
 }
 
+/* A coroutine whose thread is gone: the thread's own (how 0), or the one running on it then
+ * (CTP_EXIT_WITH_THREAD): its stack is left as the thread's end left it, and never runs again.
+ * Its station goes back to the pool, a coroutine's stack registration with it. */
+static void end_with_thread(struct ctp_thread *t, uint32_t idx, uint64_t now)
+{
+	struct ctp_station *s = ctp_station_at(idx);
+	bool own = CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD;
+	if (t->ring.ring) /* none in a fork child whose ring could not be had */
+		emit_exit(t, now, CTP_LOAD_RELAXED(&s->coro), own ? 0 : CTP_EXIT_WITH_THREAD);
+	station_exit(s, now, CTP_NO_STATION);
+	if (own)
+		ctp_station_free(idx);
+	else
+		recycle(t, idx);
+}
+
 void ctp_thread_end(struct ctp_thread *t)
 {
 	uint64_t now = ctp_now();
-	struct ctp_station *running = t->current_station;
+	/* A thread's own coroutine resumed here is its own thread's to end. */
 	if (t->current != t->self && t->current != CTP_NO_STATION &&
-	    CTP_LOAD_RELAXED(&running->kind) != CTP_KIND_THREAD) {
-		/* Its stack is left as the thread's cancellation unwound it: it never runs again.
-		 * (A thread's own coroutine resumed here is its thread's to end.) */
-		emit_exit(t, now, CTP_LOAD_RELAXED(&running->coro), CTP_EXIT_WITH_THREAD);
-		station_exit(running, now, CTP_NO_STATION);
-		recycle(t, t->current);
+	    CTP_LOAD_RELAXED(&t->current_station->kind) != CTP_KIND_THREAD) {
+		end_with_thread(t, t->current, now);
 		t->current = t->self;
 		t->current_station = t->self_station;
 	}
-	struct ctp_station *s = ctp_station_at(t->self);
-	emit_exit(t, now, CTP_LOAD_RELAXED(&s->coro), 0);
-	station_exit(s, now, CTP_NO_STATION);
-	ctp_station_free(t->self);
+	end_with_thread(t, t->self, now);
+}
+
+void ctp_coro_end_in_fork_child(struct ctp_thread *t, uint32_t idx)
+{
+	int state = ctp_thread_enter(t);
+	end_with_thread(t, idx, ctp_now());
+	ctp_thread_leave(t, state);
 }

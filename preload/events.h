@@ -86,5 +86,8 @@ CTP_HIDDEN void ctp_coro_abandon(struct ctp_thread *t, uint32_t idx);
  * and for the coroutine running on it if another (it called pthread_exit, or was cancelled),
  * which is recycled. */
 CTP_HIDDEN void ctp_thread_end(struct ctp_thread *t);
+/* In a fork child, where only t's thread goes on: the coroutine in station idx, another thread's
+ * own or the one running on another thread, ends as at that thread's exit. */
+CTP_HIDDEN void ctp_coro_end_in_fork_child(struct ctp_thread *t, uint32_t idx);
 
 #endif

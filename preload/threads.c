@@ -182,18 +182,34 @@ __attribute__((noinline, noipa)) struct ctp_thread *ctp_thread_get_slow(void)
 	return started ? t : NULL;
 }
 
+struct fork_child_view {
+	struct ctp_thread *t; /* the forking thread, the child's only one */
+	uint32_t parent_tid;  /* its tid in the parent, which its stations still carry */
+};
+
+/* Each coroutine of a thread that did not go on in the child: the thread's own, and the one
+ * running on it. Coroutines suspended stay: the child's thread may resume them. */
 static void end_foreign_thread(uint32_t idx, struct ctp_station *s, void *arg)
 {
-	struct ctp_thread *t = arg;
-	if (idx == t->self || CTP_LOAD_RELAXED(&s->kind) != CTP_KIND_THREAD ||
-	    CTP_LOAD_RELAXED(&s->state) == CTP_STATE_EXITED ||
-	    CTP_LOAD_RELAXED(&s->state) == CTP_STATE_FREE)
+	const struct fork_child_view *v = arg;
+	uint32_t state = CTP_LOAD_RELAXED(&s->state);
+	if (idx == v->t->self || idx == v->t->current || state == CTP_STATE_EXITED ||
+	    state == CTP_STATE_FREE)
 		return;
-	ctp_thread_stacks_remove(idx);
+	bool own = CTP_LOAD_RELAXED(&s->kind) == CTP_KIND_THREAD;
+	if (!own && (state != CTP_STATE_RUNNING || CTP_LOAD_RELAXED(&s->tid) == v->parent_tid))
+		return;
+	if (own)
+		ctp_thread_stacks_remove(idx);
+	ctp_coro_end_in_fork_child(v->t, idx);
+}
+
+/* The child's thread runs on: its own station and the one it runs, if another, carry its tid. */
+static void take_child_tid(struct ctp_station *s, uint32_t tid)
+{
 	uint32_t seq = ctp_station_write_begin(s);
-	CTP_STORE_RELAXED(&s->state, CTP_STATE_EXITED);
+	CTP_STORE_RELAXED(&s->tid, tid);
 	ctp_station_write_end(s, seq);
-	ctp_station_free(idx);
 }
 
 void ctp_threads_fork_child(void)
@@ -201,14 +217,14 @@ void ctp_threads_fork_child(void)
 	struct ctp_thread *t = &ctp_tls_thread;
 	if (t->state != CTP_THREAD_TRACING)
 		return;
+	struct fork_child_view v = {.t = t, .parent_tid = t->tid};
 	t->tid = (uint32_t)syscall(SYS_gettid);
-	/* Only the forking thread lives on in the child. */
-	ctp_stations_each(end_foreign_thread, t);
-	struct ctp_station *s = ctp_station_at(t->self);
-	uint32_t seq = ctp_station_write_begin(s);
-	CTP_STORE_RELAXED(&s->tid, t->tid);
-	ctp_station_write_end(s, seq);
+	take_child_tid(ctp_station_at(t->self), t->tid);
+	if (t->current != t->self && t->current != CTP_NO_STATION)
+		take_child_tid(t->current_station, t->tid);
+	/* The ring first: the ends below are recorded in the child's. */
 	ctp_rings_fork_child(t);
+	ctp_stations_each(end_foreign_thread, &v);
 }
 
 /* pthread_create: the new thread's own coroutine appears when it starts, not at its first
