@@ -9,6 +9,11 @@
 #include "ctp/symbolize.h"
 #include "ctp/cxx_name.h"
 
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* Frames shown per stack; the innermost ones say where, the rest is usually the scheduler. */
 #define FRAMES_SHOWN 8
 /* Members of a group named one by one before "and N more". */
@@ -76,7 +81,7 @@ static void print_stack(FILE *f, const struct ctp_analysis *a, size_t process, u
 		shown++;
 	}
 	if (more)
-		fprintf(f, "%s... %zu more frame%s\n", indent, more, more == 1 ? "" : "s");
+		fprintf(f, "%s... %zu more frame%s\n", indent, more, plural(more));
 }
 
 static void print_coro(FILE *f, const struct ctp_analysis *a, uint32_t pid, uint64_t id)
@@ -112,11 +117,12 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 	fprintf(f, "ctp report: %s\n", name);
 	fprintf(f,
 		"  %" PRIu64 " process%s (%" PRIu64 " ended, %" PRIu64 " by a signal), %" PRIu64
-		" coroutines and %" PRIu64 " thread%s, %" PRIu64 " switches, %" PRIu64
-		" fd events, %" PRIu64 " events lost",
+		" coroutine%s and %" PRIu64 " thread%s, %" PRIu64 " switch%s, %" PRIu64
+		" fd event%s, %" PRIu64 " events lost",
 		s->processes, s->processes == 1 ? "" : "es", s->processes_ended, s->crashed,
-		s->coroutines - s->threads, s->threads, s->threads == 1 ? "" : "s", s->switches,
-		s->fd_events, s->lost);
+		s->coroutines - s->threads, plural(s->coroutines - s->threads), s->threads,
+		plural(s->threads), s->switches, s->switches == 1 ? "" : "es", s->fd_events,
+		plural(s->fd_events), s->lost);
 	if (s->last_ts > s->first_ts) {
 		fputs(", ", f);
 		print_duration(f, s->last_ts - s->first_ts);
@@ -171,7 +177,7 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 			" coroutine%s idle at the end: waiting in %s runtime for new work "
 			"(pooled, or a helper that runs after coroutines end), not stuck nor "
 			"leaked.\n",
-			s->idle, s->idle == 1 ? "" : "s", s->idle == 1 ? "its" : "their");
+			s->idle, plural(s->idle), s->idle == 1 ? "its" : "their");
 	fprintf(f, "  thresholds: missed readiness after ");
 	print_duration(f, s->missed_after_ns);
 	fputs(", never yielded after ", f);
@@ -291,7 +297,7 @@ static void print_missed(FILE *f, const struct ctp_analysis *a, const struct ctp
 
 static void print_stuck(FILE *f, const struct ctp_analysis *a, const struct ctp_finding *fi)
 {
-	fprintf(f, "STUCK: %zu coroutine%s in ", fi->count, fi->count == 1 ? "" : "s");
+	fprintf(f, "STUCK: %zu coroutine%s in ", fi->count, plural(fi->count));
 	print_process(f, a, fi);
 	fputs(" suspended at the end, for up to ", f);
 	print_duration(f, fi->duration_ns);
@@ -336,7 +342,7 @@ static void print_never_yielded(FILE *f, const struct ctp_analysis *a, const str
 
 static void print_leak(FILE *f, const struct ctp_analysis *a, const struct ctp_finding *fi)
 {
-	fprintf(f, "LEAK: %zu coroutine%s in ", fi->count, fi->count == 1 ? "" : "s");
+	fprintf(f, "LEAK: %zu coroutine%s in ", fi->count, plural(fi->count));
 	print_process(f, a, fi);
 	fputs(" created and never ended", f);
 	const struct ctp_analysis_coro *c = ctp_analysis_coro_find(a, fi->pid, fi->coros[0]);

@@ -88,7 +88,12 @@ expect_eq "the trace's coroutines" "thread:null,ucontext:pong" \
 expect_eq "switch lines" 102 "$(jq -s '[.[] | select(.type == "switch")] | length' pp.jsonl)"
 check "stacks are symbolized by the installed collector (pong in a frame)" \
 	jq -e -s 'any(.[] | select(.type == "stack") | .frames[]; .sym == "pong")' pp.jsonl >/dev/null
-expect_eq "ctp-cat --report on it" 0 "$(run ctp-cat --report pp.jsonl.zst >/dev/null; echo $?)"
+st=0
+run ctp-cat --report pp.jsonl.zst >pp.report || st=$?
+expect_eq "ctp-cat --report on it" 0 "$st"
+check "the report's summary says each count in the right number" grep -q \
+	"^  1 process (1 ended, 0 by a signal), 1 coroutine and 1 thread, 102 switches, 0 fd events, 0 events lost, " \
+	pp.report
 # The program traced sees the installed preload.
 run ctp-run -o maps.jsonl.zst -- grep -m1 -o '/[^ ]*libctp_preload\.so' /proc/self/maps >maps.out 2>maps.err
 expect_eq "ctp-run preloads the installed library" "$PRELOAD" "$(cat maps.out)"
