@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,13 +25,13 @@
 #include "preload/process.h"
 #include "preload/real.h"
 #include "preload/segment.h"
+#include "preload/signal_stack.h"
 #include "preload/stations.h"
 #include "preload/threads.h"
 #include "preload/unwind.h"
 
 static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 enum { FAULT_SIGNALS = sizeof(fault_signals) / sizeof(fault_signals[0]) };
-enum { ALTSTACK_SIZE = 64 * 1024 };
 
 /* Which fault signals carry our handler right now (bit = signal number). */
 static uint64_t ours_installed;
@@ -124,7 +123,8 @@ void ctp_crash_handlers_install(void)
 
 /* The program asks for, or changes, a signal's action. Where ours stands in for the default,
  * the program reads back the default, as it would untraced; once it installs its own, ours is
- * gone for good. */
+ * gone for good. A handler of the program's with SA_ONSTACK would run on the preload's signal
+ * stack, which is then made large enough (signal_stack.c). */
 CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	CTP_REAL(sigaction);
@@ -132,6 +132,11 @@ CTP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
 	bool was_ours = sig > 0 && sig < 64 && is_fault_signal(sig) &&
 			(__atomic_load_n(&ours_installed, __ATOMIC_RELAXED) & (1ull << sig));
 	int rc = real_sigaction(sig, act, oldact);
+	if (rc == 0 && act && (act->sa_flags & SA_ONSTACK) && act->sa_handler != SIG_DFL &&
+	    act->sa_handler != SIG_IGN) {
+		ctp_signal_stack_onstack();
+		errno = saved_errno;
+	}
 	if (rc != 0 || !was_ours)
 		return rc;
 	if (oldact && oldact->sa_sigaction == on_fault_signal) {
@@ -155,68 +160,6 @@ CTP_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 		return SIG_DFL;
 	}
 	return old;
-}
-
-/* sigaltstack(2) itself: glibc's is the bare system call, and the preload's own calls must not
- * reach the hook below. */
-static int altstack_syscall(const stack_t *ss, stack_t *old)
-{
-	return (int)syscall(SYS_sigaltstack, ss, old);
-}
-
-/* A coroutine that overflows its stack can only be reported from another stack. Only where
- * the program has none of its own; given back at thread exit. */
-void ctp_crash_altstack_for_thread(struct ctp_thread *t)
-{
-	stack_t old;
-	if (altstack_syscall(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
-		return;
-	void *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
-	if (p == MAP_FAILED)
-		return;
-	stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE};
-	if (altstack_syscall(&ss, NULL) != 0) {
-		munmap(p, ALTSTACK_SIZE);
-		return;
-	}
-	t->altstack = p;
-}
-
-void ctp_crash_altstack_release(struct ctp_thread *t)
-{
-	if (!t->altstack)
-		return;
-	stack_t cur;
-	/* Only while it is still ours and not in use: the program may have put its own. */
-	if (altstack_syscall(NULL, &cur) == 0 && cur.ss_sp == t->altstack &&
-	    !(cur.ss_flags & SS_ONSTACK)) {
-		stack_t off = {.ss_flags = SS_DISABLE};
-		if (altstack_syscall(&off, NULL) == 0)
-			munmap(t->altstack, ALTSTACK_SIZE);
-	}
-	t->altstack = NULL;
-}
-
-/* The program asks for, or changes, its thread's signal stack. The preload's is kept out of its
- * sight, as its handlers are: a program that asks whether one is set before it sets its own
- * (Rust's runtime does) reads back none, as untraced. One the program sets replaces ours, which
- * is given back. */
-CTP_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
-{
-	struct ctp_thread *t = &ctp_tls_thread;
-	void *ours = t->altstack;
-	int rc = altstack_syscall(ss, old);
-	if (rc != 0 || !ours || ctp_in_vfork_child()) /* a vfork child's is its parent's too */
-		return rc;
-	if (old && old->ss_sp == ours)
-		*old = (stack_t){.ss_flags = SS_DISABLE};
-	if (ss) {
-		/* The kernel refuses a change while a handler runs on ours: it is not in use. */
-		munmap(ours, ALTSTACK_SIZE);
-		t->altstack = NULL;
-	}
-	return rc;
 }
 
 /* Coroutines still suspended at the end get their whole stacks now, while their memory exists

@@ -1,4 +1,4 @@
-/* Process end (crash.c): fault handlers and their alternate stacks, and the exit status. */
+/* Process end (crash.c): fault handlers (their signal stack: signal_stack.c) and the exit status. */
 #ifndef CTP_PRELOAD_CRASH_H
 #define CTP_PRELOAD_CRASH_H
 
@@ -6,8 +6,6 @@
 #include "preload/threads.h"
 
 CTP_HIDDEN void ctp_crash_handlers_install(void);
-CTP_HIDDEN void ctp_crash_altstack_for_thread(struct ctp_thread *t);
-CTP_HIDDEN void ctp_crash_altstack_release(struct ctp_thread *t);
 /* Records the exit status at exit, also when main returns (glibc's exit is then not called
  * through the PLT, so the exit hooks alone would miss it). */
 CTP_HIDDEN void ctp_exit_status_watch(void);

@@ -14,7 +14,7 @@
 #include "ctp/segment.h"
 #include "ctp/station.h"
 #include "preload/compiler.h"
-#include "preload/crash.h"
+#include "preload/signal_stack.h"
 #include "preload/events.h"
 #include "preload/process.h"
 #include "preload/real.h"
@@ -135,7 +135,7 @@ static bool start_tracing(struct ctp_thread *t)
 	t->slot = ctp_thread_stacks_add(t->self);
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_setspecific(exit_key, t); /* any non-NULL value makes the destructor run */
-	ctp_crash_altstack_for_thread(t);
+	ctp_signal_stack_for_thread(t);
 	t->state = CTP_THREAD_TRACING;
 	return true;
 }
@@ -161,7 +161,7 @@ static void thread_exit(void *arg)
 		ctp_stackmap_retire_overlapping(t, t->stack_lo, t->stack_hi);
 	ctp_thread_end(t);
 	ctp_ring_detach(t);
-	ctp_crash_altstack_release(t);
+	ctp_signal_stack_release(t);
 	ctp_walk_area_release(t);
 	t->state = CTP_THREAD_OFF;
 	errno = saved_errno;

@@ -63,7 +63,8 @@ struct ctp_thread {
 	 * glibc allows, 16 KiB, overflowed it. */
 	struct ctp_lookup_hint (*lookup)[2];
 	struct ctp_ring_producer ring;
-	void *altstack; /* the signal stack the preload gave this thread, if any */
+	void *altstack;	      /* the signal stack the preload gave this thread, if any */
+	size_t altstack_size; /* its size, the guard page below it not counted (signal_stack.c) */
 	/* Between vfork and the child's exec or exit, the child runs on this thread's memory:
 	 * in_vfork_child is set and state is BUSY, so that every hook passes through. */
 	int vfork_saved_state;

@@ -23,7 +23,6 @@
 #include "ctp/atomics.h"
 #include "ctp/saved_frame.h"
 #include "ctp/segment.h"
-#include "preload/crash.h"
 #include "preload/process.h"
 #include "preload/stations.h"
 #include "preload/threads.h"
