@@ -1,4 +1,5 @@
-/* Process end (crash.c): fault handlers (their signal stack: signal_stack.c) and the exit status. */
+/* Process end (crash.c): fault handlers and the exit status. The stack the handlers run on
+ * is signal_stack.c's. */
 #ifndef CTP_PRELOAD_CRASH_H
 #define CTP_PRELOAD_CRASH_H
 
