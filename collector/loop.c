@@ -953,7 +953,8 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		fprintf(stderr,
 			"ctp-collector: the spool reached its limit of %llu MiB; traced threads "
 			"dropped records meanwhile (counted as lost)\n",
-			(unsigned long long)(o->spool_bytes >> 20));
+			(unsigned long long)(__atomic_load_n(&L.H.budget.limit, __ATOMIC_SEQ_CST) >>
+					     20));
 	if (L.c.corrupt_rings)
 		fprintf(stderr, "ctp-collector: %llu corrupt rings were skipped\n",
 			(unsigned long long)L.c.corrupt_rings);

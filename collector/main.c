@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/address_space.h"
 #include "collector/loop.h"
 #include "ctp/deep_stack.h"
 #include "ctp/version.h"
@@ -51,8 +52,9 @@ static void usage(FILE *f)
 	      "                  ms, so that the traced program has the CPUs (0: never; default\n"
 	      "                  CTP_HOLD_MS, else 2000)\n"
 	      "  --spool-mb N    memory for records harvested but not yet written, in MiB\n"
-	      "                  (default CTP_SPOOL_MB, else 256; when it is full, records are\n"
-	      "                  dropped and counted)\n"
+	      "                  (default CTP_SPOOL_MB, else 256; under an address-space limit\n"
+	      "                  at most an eighth of the room it leaves; when it is full,\n"
+	      "                  records are dropped and counted)\n"
 	      "  --remove-socket-dir  at the end, remove the socket's directory too (when empty)\n"
 	      "  --help, --version\n",
 	      f);
@@ -185,7 +187,7 @@ static int collector_main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	o.spool_bytes = (uint64_t)spool_mb << 20;
+	o.spool_bytes = ctp_spool_bytes_within_address_space((uint64_t)spool_mb << 20);
 	return ctp_collector_run(&o);
 }
 

@@ -45,15 +45,24 @@ static size_t chunk_bytes(size_t cap)
 	return (sizeof(struct ctp_spool_chunk) + cap + page - 1) / page * page;
 }
 
-static struct ctp_spool_chunk *chunk_new(size_t cap)
+/* NULL when memory ran out. */
+static struct ctp_spool_chunk *chunk_try_new(size_t cap)
 {
 	struct ctp_spool_chunk *c = mmap(NULL, chunk_bytes(cap), PROT_READ | PROT_WRITE,
 					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (c == MAP_FAILED) {
-		fputs("ctp-collector: out of memory\n", stderr);
+	if (c == MAP_FAILED)
+		return NULL;
+	c->cap = cap;
+	return c;
+}
+
+static struct ctp_spool_chunk *chunk_new(size_t cap)
+{
+	struct ctp_spool_chunk *c = chunk_try_new(cap);
+	if (!c) {
+		fputs("ctp-collector: out of memory for the spool\n", stderr);
 		abort();
 	}
-	c->cap = cap;
 	return c;
 }
 
@@ -133,6 +142,22 @@ void ctp_spool_budget_fini(struct ctp_spool_budget *b)
 	pthread_mutex_destroy(&b->pool_lock);
 }
 
+/* Memory ran out below the limit (an address-space limit whose room the symbolizer's maps
+ * took): the spools hold no more than they hold now, and the harvester, finding the budget
+ * spent, leaves records in the rings (dropped there and counted) rather than the collector
+ * dying with the trace. Said once. */
+static void shrink_to_used(struct ctp_spool_budget *b)
+{
+	uint64_t used = __atomic_load_n(&b->used, __ATOMIC_SEQ_CST);
+	if (used >= __atomic_load_n(&b->limit, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_store_n(&b->limit, used, __ATOMIC_SEQ_CST);
+	fprintf(stderr,
+		"ctp-collector: out of memory at %.1f MiB of spool: it holds no more from now on, "
+		"and records beyond it are dropped and counted\n",
+		(double)used / (1 << 20));
+}
+
 void ctp_spool_budget_stock(struct ctp_spool_budget *b)
 {
 	ctp_spool_budget_stock_some(b, SIZE_MAX);
@@ -147,9 +172,14 @@ void ctp_spool_budget_stock_some(struct ctp_spool_budget *b, size_t max_chunks)
 	for (size_t made = 0;
 	     made < max_chunks &&
 	     __atomic_load_n(&b->pooled, __ATOMIC_SEQ_CST) < b->pool_target * CTP_SPOOL_CHUNK &&
-	     __atomic_load_n(&b->used, __ATOMIC_SEQ_CST) + CTP_SPOOL_CHUNK <= b->limit;
+	     __atomic_load_n(&b->used, __ATOMIC_SEQ_CST) + CTP_SPOOL_CHUNK <=
+		     __atomic_load_n(&b->limit, __ATOMIC_SEQ_CST);
 	     made++) {
-		struct ctp_spool_chunk *c = chunk_new(CTP_SPOOL_CHUNK); /* populated */
+		struct ctp_spool_chunk *c = chunk_try_new(CTP_SPOOL_CHUNK); /* populated */
+		if (!c) {
+			shrink_to_used(b);
+			break;
+		}
 		__atomic_add_fetch(&b->used, c->cap, __ATOMIC_SEQ_CST);
 		pthread_mutex_lock(&b->pool_lock);
 		c->next = b->pool;
@@ -162,7 +192,8 @@ void ctp_spool_budget_stock_some(struct ctp_spool_budget *b, size_t max_chunks)
 uint64_t ctp_spool_budget_room(struct ctp_spool_budget *b)
 {
 	uint64_t held = in_spools(b);
-	return held < b->limit ? b->limit - held : 0;
+	uint64_t limit = __atomic_load_n(&b->limit, __ATOMIC_SEQ_CST);
+	return held < limit ? limit - held : 0;
 }
 
 void ctp_spool_init(struct ctp_spool *s, struct ctp_spool_budget *b)

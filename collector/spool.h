@@ -28,7 +28,8 @@ struct ctp_spool_chunk;
 
 /* Shared by every spool. The counters are atomics: both threads read and write them. */
 struct ctp_spool_budget {
-	uint64_t limit;	  /* bytes all chunks, pooled ones included, may hold (set once) */
+	uint64_t limit;	  /* bytes all chunks, pooled ones included, may hold (lowered only
+			   * where memory ran out below it) */
 	uint64_t used;	  /* bytes of every chunk allocated now, pooled ones included */
 	uint64_t pooled;  /* bytes of the free chunks in the pool */
 	uint64_t pending; /* bytes committed and not yet read */

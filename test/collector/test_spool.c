@@ -1,15 +1,19 @@
 /* The spool between the harvester and the converter: the reader gets every committed byte once,
  * in order and unchanged, never an uncommitted one, across chunks and with a writer on another
  * thread; batches larger than a chunk fit; the budget counts what is held and pending, gives
- * memory back when read, and a trimmed idle spool holds nothing. */
+ * memory back when read, a trimmed idle spool holds nothing, and memory that runs out below the
+ * limit lowers it instead of ending the collector. */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -181,6 +185,52 @@ static void budget_counts_and_trim_gives_back(void **state)
 	assert_int_equal(b.used, 0);
 }
 
+/* Bytes of address space this process has mapped now. */
+static uint64_t mapped_now(void)
+{
+	FILE *f = fopen("/proc/self/statm", "re");
+	assert_non_null(f);
+	unsigned long long pages = 0;
+	assert_int_equal(fscanf(f, "%llu", &pages), 1);
+	fclose(f);
+	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Where memory runs out below the limit (an address-space limit whose room other mappings
+ * took), stocking stops there and the limit comes down to what is held: the harvester then
+ * finds the budget spent and leaves records in the rings, rather than the collector aborting
+ * with the trace unwritten. */
+static void memory_running_out_lowers_the_limit(void **state)
+{
+	(void)state;
+	struct ctp_spool_budget b;
+	ctp_spool_budget_init(&b, LIMIT);
+	struct ctp_spool s;
+	ctp_spool_init(&s, &b);
+	uint64_t wpos = 0, rpos = 0;
+	write_batch(&s, &wpos, 1000); /* from an empty pool: stocking is due */
+
+	struct rlimit was;
+	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
+	/* Room for two more chunks, not the pool's first four. */
+	struct rlimit tight = {.rlim_cur = mapped_now() + 2 * CTP_SPOOL_CHUNK + 64 * 1024,
+			       .rlim_max = was.rlim_max};
+	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
+	ctp_spool_budget_stock(&b);
+	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
+
+	assert_int_equal(b.pooled, 2 * CTP_SPOOL_CHUNK);
+	assert_int_equal(b.limit, 3 * CTP_SPOOL_CHUNK);
+	assert_int_equal(ctp_spool_budget_room(&b), 2 * CTP_SPOOL_CHUNK);
+	/* Held chunks still go round: what is read comes back as room. */
+	read_all(&s, &rpos);
+	ctp_spool_trim(&s);
+	assert_int_equal(ctp_spool_budget_room(&b), 3 * CTP_SPOOL_CHUNK);
+	ctp_spool_free(&s);
+	ctp_spool_budget_fini(&b);
+	assert_int_equal(b.used, 0);
+}
+
 /* One writer thread, one reader thread, as in the collector: every byte arrives once, in order. */
 struct writer_arg {
 	struct ctp_spool *s;
@@ -240,6 +290,7 @@ int main(void)
 		cmocka_unit_test(keeps_and_returns_bytes_exactly),
 		cmocka_unit_test(a_peek_ends_at_a_batch_end),
 		cmocka_unit_test(budget_counts_and_trim_gives_back),
+		cmocka_unit_test(memory_running_out_lowers_the_limit),
 		cmocka_unit_test(writer_and_reader_on_two_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
