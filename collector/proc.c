@@ -273,9 +273,35 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 	return total;
 }
 
+/* At the end the harvester's part runs on this thread. Where its mapping could not follow the
+ * segment's growth (an address-space limit, ulimit -v, with room for one whole mapping of the
+ * segment, not two) and this thread's could, it gives its own up and reads through this
+ * thread's: the rings added since are read, not lost uncounted. Undone by
+ * end_harvest_through_view. */
+static void harvest_through_view(struct ctp_proc *p)
+{
+	if (!p->hv.growth.behind || p->growth.behind || !p->view.base)
+		return; /* the harvester's rings stay those it found before */
+	ctp_segmap_unmap(&p->hv.view);
+	p->hv.view = p->view;
+	p->hv.growth.behind = false;
+	p->hv.growth.seen_segment_size = p->view.size;
+	p->hv.growth.need_walk = true;
+	p->hv_borrows_view = true;
+}
+
+static void end_harvest_through_view(struct ctp_proc *p)
+{
+	if (!p->hv_borrows_view)
+		return;
+	p->hv.view = (struct ctp_segment_view){0}; /* not its to unmap */
+	p->hv_borrows_view = false;
+}
+
 void ctp_proc_drain(struct ctp_proc *p)
 {
 	ctp_proc_follow_growth(p);
+	harvest_through_view(p);
 	ctp_proc_convert(p, 0);
 	for (int pass = 0; pass < DRAIN_PASSES; pass++) {
 		uint64_t got = ctp_harvest_rings(&p->hv, DRAIN_TURN, NULL);
@@ -285,6 +311,18 @@ void ctp_proc_drain(struct ctp_proc *p)
 	}
 	/* Nothing more can come: everything out, in order. */
 	ctp_proc_release_until(p, UINT64_MAX);
-	/* The final states come from every station chunk there is. */
+	bool rings_unread = p->hv.growth.behind;
+	end_harvest_through_view(p);
+	/* The final states come from every station chunk there is; the harvester's mapping is
+	 * no longer needed, and its room may let this one grow. */
+	ctp_segmap_unmap(&p->hv.view);
 	ctp_proc_follow_growth(p);
+	if (rings_unread || p->growth.behind)
+		fprintf(stderr,
+			"ctp-collector: pid %u: the segment's last growth, to %llu MiB, could "
+			"never be mapped: %s\n",
+			p->pid, (unsigned long long)(p->growth.seen_segment_size >> 20),
+			rings_unread ? "the records of rings added since (threads that started, "
+				       "rings that grew) are missing and not counted as lost"
+				     : "the final states of coroutines made since are missing");
 }

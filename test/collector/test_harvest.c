@@ -3,15 +3,18 @@
  * when everything is in the spool. That is when the pass began if it emptied every ring; when a
  * ring's budget cut the pass short, the time of the last record it took there (the ring keeps
  * the later ones); and no mark when that record has no time. Without marks after passes cut
- * short, a ring that stays behind kept every record of the process in the converter's queue. */
+ * short, a ring that stays behind kept every record of the process in the converter's queue.
+ * And a growth of the segment that cannot be mapped leaves the rings known before harvested. */
 #define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -204,10 +207,66 @@ static void a_pass_cut_on_a_timeless_record_writes_no_mark(void **state)
 	assert_int_not_equal(p.mark, UINT64_MAX);
 }
 
+/* Bytes of address space this process has mapped now. */
+static uint64_t mapped_now(void)
+{
+	FILE *f = fopen("/proc/self/statm", "re");
+	assert_non_null(f);
+	unsigned long long pages = 0;
+	assert_int_equal(fscanf(f, "%llu", &pages), 1);
+	fclose(f);
+	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The process grows its segment and puts a new ring there, at the head of the block list, and
+ * the harvester cannot map the growth (an address-space limit, ulimit -v, leaves no room): the
+ * rings it knows are still harvested, where a walk of the list from its unreachable head used
+ * to drop them all, and with them every later record, uncounted. Once the mapping can follow,
+ * the new ring is found too. */
+static void rings_stay_harvested_when_growth_cannot_be_mapped(void **state)
+{
+	struct fixture *f = *state;
+	write_switches(f, 10, 1000);
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 10 * sizeof(struct ctp_rec_switch));
+	assert_int_equal(read_pass(f).records, 10);
+
+	enum { GROWN = 64 << 20, NEW_RING = SEG_SIZE, NEW_DATA = SEG_SIZE + 4096 };
+	assert_int_equal(ftruncate(f->memfd, GROWN), 0);
+	struct ctp_ring ring = {
+		.block = {.kind = CTP_BLOCK_RING, .size = sizeof(ring), .next = RING_OFF},
+		.owner = PID + 1,
+		.capacity = RING_CAPACITY,
+		.data_off = NEW_DATA};
+	assert_int_equal(pwrite(f->memfd, &ring, sizeof(ring), NEW_RING), (ssize_t)sizeof(ring));
+	struct ctp_header *hd = (struct ctp_header *)f->seg;
+	hd->segment_max = hd->segment_size = GROWN;
+	__atomic_store_n(&hd->blocks_head, NEW_RING, __ATOMIC_RELEASE);
+
+	struct rlimit was;
+	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
+	struct rlimit tight = {.rlim_cur = mapped_now() + (1u << 20), .rlim_max = was.rlim_max};
+	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
+	write_switches(f, 10, 2000);
+	uint64_t got = ctp_harvest_rings(&f->h, 0, NULL);
+	uint64_t mapped = f->h.view.size;
+	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
+	assert_int_equal(mapped, SEG_SIZE); /* the growth was out of reach */
+	assert_int_equal(got, 10 * sizeof(struct ctp_rec_switch));
+	assert_int_equal(read_pass(f).records, 10);
+
+	write_switches(f, 5, 3000);
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 5 * sizeof(struct ctp_rec_switch));
+	assert_int_equal(read_pass(f).records, 5);
+	assert_int_equal(f->h.view.size, GROWN);
+	assert_int_equal(f->h.nrings, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(a_whole_pass_marks_its_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(rings_stay_harvested_when_growth_cannot_be_mapped,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(a_pass_cut_short_marks_its_last_record, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_pass_cut_on_a_timeless_record_writes_no_mark,
