@@ -19,8 +19,7 @@
  * unmapped in most runs; with an eighth, in few. */
 #define SPOOL_SHARE_DIVISOR 8
 
-/* Bytes of address space the process has mapped now (/proc/self/statm's first field). */
-static uint64_t mapped_now(void)
+uint64_t ctp_mapped_bytes_now(void)
 {
 	FILE *f = fopen("/proc/self/statm", "re");
 	unsigned long long pages = 0;
@@ -43,7 +42,7 @@ uint64_t ctp_spool_bytes_within_address_space(uint64_t wanted)
 		if (setrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY)
 			return wanted;
 	}
-	uint64_t mapped = mapped_now();
+	uint64_t mapped = ctp_mapped_bytes_now();
 	uint64_t room = as.rlim_cur > mapped ? as.rlim_cur - mapped : 0;
 	uint64_t fits = room / SPOOL_SHARE_DIVISOR / CTP_SPOOL_CHUNK * CTP_SPOOL_CHUNK;
 	if (fits < 4 * (uint64_t)CTP_SPOOL_CHUNK)

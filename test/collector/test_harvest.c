@@ -10,7 +10,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "collector/address_space.h"
 #include "collector/harvest.h"
 #include "ctp/clock.h"
 #include "ctp/ring.h"
@@ -207,17 +207,6 @@ static void a_pass_cut_on_a_timeless_record_writes_no_mark(void **state)
 	assert_int_not_equal(p.mark, UINT64_MAX);
 }
 
-/* Bytes of address space this process has mapped now. */
-static uint64_t mapped_now(void)
-{
-	FILE *f = fopen("/proc/self/statm", "re");
-	assert_non_null(f);
-	unsigned long long pages = 0;
-	assert_int_equal(fscanf(f, "%llu", &pages), 1);
-	fclose(f);
-	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 /* The process grows its segment and puts a new ring there, at the head of the block list, and
  * the harvester cannot map the growth (an address-space limit, ulimit -v, leaves no room): the
  * rings it knows are still harvested, where a walk of the list from its unreachable head used
@@ -244,7 +233,8 @@ static void rings_stay_harvested_when_growth_cannot_be_mapped(void **state)
 
 	struct rlimit was;
 	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
-	struct rlimit tight = {.rlim_cur = mapped_now() + (1u << 20), .rlim_max = was.rlim_max};
+	struct rlimit tight = {.rlim_cur = ctp_mapped_bytes_now() + (1u << 20),
+			       .rlim_max = was.rlim_max};
 	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
 	write_switches(f, 10, 2000);
 	uint64_t got = ctp_harvest_rings(&f->h, 0, NULL);

@@ -9,14 +9,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "collector/address_space.h"
 #include "collector/spool.h"
 
 #define LIMIT (64ull << 20)
@@ -185,17 +184,6 @@ static void budget_counts_and_trim_gives_back(void **state)
 	assert_int_equal(b.used, 0);
 }
 
-/* Bytes of address space this process has mapped now. */
-static uint64_t mapped_now(void)
-{
-	FILE *f = fopen("/proc/self/statm", "re");
-	assert_non_null(f);
-	unsigned long long pages = 0;
-	assert_int_equal(fscanf(f, "%llu", &pages), 1);
-	fclose(f);
-	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 /* Where memory runs out below the limit (an address-space limit whose room other mappings
  * took), stocking stops there and the limit comes down to what is held: the harvester then
  * finds the budget spent and leaves records in the rings, rather than the collector aborting
@@ -213,7 +201,7 @@ static void memory_running_out_lowers_the_limit(void **state)
 	struct rlimit was;
 	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
 	/* Room for two more chunks, not the pool's first four. */
-	struct rlimit tight = {.rlim_cur = mapped_now() + 2 * CTP_SPOOL_CHUNK + 64 * 1024,
+	struct rlimit tight = {.rlim_cur = ctp_mapped_bytes_now() + 2 * CTP_SPOOL_CHUNK + 64 * 1024,
 			       .rlim_max = was.rlim_max};
 	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
 	ctp_spool_budget_stock(&b);
