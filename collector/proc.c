@@ -285,17 +285,28 @@ static void harvest_through_view(struct ctp_proc *p)
 	ctp_segmap_unmap(&p->hv.view);
 	p->hv.view = p->view;
 	p->hv.growth.behind = false;
-	p->hv.growth.seen_segment_size = p->view.size;
+	p->hv.growth.borrowed = true;
 	p->hv.growth.need_walk = true;
-	p->hv_borrows_view = true;
+}
+
+/* After a conversion, which may have made this thread's mapping again (a process that lives on
+ * after its connection closed may still grow its segment): the harvester reads through it as
+ * it is now, and finds its rings there again. */
+static void follow_lent_view(struct ctp_proc *p)
+{
+	if (!p->hv.growth.borrowed ||
+	    (p->hv.view.base == p->view.base && p->hv.view.size == p->view.size))
+		return;
+	p->hv.view = p->view;
+	p->hv.growth.need_walk = true;
 }
 
 static void end_harvest_through_view(struct ctp_proc *p)
 {
-	if (!p->hv_borrows_view)
+	if (!p->hv.growth.borrowed)
 		return;
 	p->hv.view = (struct ctp_segment_view){0}; /* not its to unmap */
-	p->hv_borrows_view = false;
+	p->hv.growth.borrowed = false;
 }
 
 void ctp_proc_drain(struct ctp_proc *p)
@@ -304,6 +315,7 @@ void ctp_proc_drain(struct ctp_proc *p)
 	harvest_through_view(p);
 	ctp_proc_convert(p, 0);
 	for (int pass = 0; pass < DRAIN_PASSES; pass++) {
+		follow_lent_view(p);
 		uint64_t got = ctp_harvest_rings(&p->hv, DRAIN_TURN, NULL);
 		ctp_proc_convert(p, 0);
 		if (got == 0)

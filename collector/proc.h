@@ -38,7 +38,6 @@ struct ctp_proc {
 	struct ctp_segment_view view; /* the converter's mapping; base == NULL once unmapped */
 	struct ctp_segmap_growth growth;
 	struct ctp_harvest hv; /* the rings, the harvester's mapping and the spool */
-	bool hv_borrows_view;  /* at the end, hv reads through `view` (proc.c) */
 	uint32_t clock_kind;
 	bool exec_sent;		    /* sent EXEC: its end is an exec, not an exit */
 	uint32_t fork_children;	    /* its fork children that said hello while it was connected */

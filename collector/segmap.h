@@ -26,6 +26,7 @@ struct ctp_segmap_growth {
 	uint64_t walked_head;	    /* header.blocks_head at the last block walk */
 	bool need_walk;		    /* the mapping moved, or was just made */
 	bool behind;		    /* the mapping could not follow the last growth */
+	bool borrowed;		    /* the mapping is another's: never made again here */
 };
 
 /* Starts following a mapping just made: its first look walks the blocks. */
