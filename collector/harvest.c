@@ -1,6 +1,7 @@
 #include "collector/harvest.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -8,7 +9,6 @@
 
 #include "collector/rec_copy.h"
 #include "collector/reorder.h"
-#include "collector/segmap.h"
 #include "ctp/xalloc.h"
 #include "ctp/atomics.h"
 #include "ctp/clock.h"
@@ -21,74 +21,99 @@ bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp
 	memset(h, 0, sizeof(*h));
 	h->memfd = memfd;
 	h->pid = pid;
-	bool changed;
-	if (!ctp_segmap_map(memfd, &h->view, &changed, why, why_len))
+	h->header = ctp_header_map(memfd, why, why_len);
+	if (!h->header)
 		return false;
-	ctp_segmap_growth_init(&h->growth, &h->view);
 	ctp_spool_init(&h->spool, b);
 	return true;
 }
 
+void ctp_harvest_unmap(struct ctp_harvest *h)
+{
+	for (size_t i = 0; i < h->nrings; i++)
+		ctp_ring_window_unmap(&h->rings[i].window);
+	ctp_header_unmap(h->header);
+	h->header = NULL;
+}
+
 void ctp_harvest_fini(struct ctp_harvest *h)
 {
-	ctp_segmap_unmap(&h->view);
+	ctp_harvest_unmap(h);
 	ctp_spool_free(&h->spool);
 	free(h->rings);
 	h->rings = NULL;
 	h->nrings = 0;
 }
 
-static struct ctp_harvest_ring *ring_at(struct ctp_harvest *h, uint64_t off)
+static bool ring_mapped(const struct ctp_harvest_ring *r)
 {
-	for (size_t i = 0; i < h->nrings; i++)
-		if (h->rings[i].off == off)
-			return &h->rings[i];
-	return NULL;
+	return r->window.view.base != NULL;
 }
 
-/* The harvester walks the blocks for the rings; the station chunks are the converter's. */
-static void visit_ring_block(void *ctx, struct ctp_block *b, uint64_t off)
+/* The harvester walks the blocks for the rings; the station chunks are the converter's. A ring
+ * is noted when found and mapped at the pass (map_rings). */
+static void note_ring_block(void *ctx, uint32_t kind, uint64_t off)
 {
 	struct ctp_harvest *h = ctx;
-	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_RING)
+	if (kind != CTP_BLOCK_RING)
 		return;
-	struct ctp_ring_ref ref;
-	if (!ctp_view_ring(&h->view, b, off, &ref))
-		return;
-	struct ctp_harvest_ring *r = ring_at(h, off);
-	if (!r) {
-		if (h->nrings == h->rings_cap) {
-			h->rings_cap = h->rings_cap ? h->rings_cap * 2 : 8;
-			h->rings = ctp_xrealloc(h->rings, h->rings_cap * sizeof(*h->rings));
-		}
-		r = &h->rings[h->nrings++];
-		memset(r, 0, sizeof(*r));
-		r->off = off;
-		r->owner = CTP_LOAD_RELAXED(&ref.ring->owner);
+	if (h->nrings == h->rings_cap) {
+		h->rings_cap = h->rings_cap ? h->rings_cap * 2 : 8;
+		h->rings = ctp_xrealloc(h->rings, h->rings_cap * sizeof(*h->rings));
 	}
-	r->ref = ref;
-	r->live = true;
+	h->rings[h->nrings++] = (struct ctp_harvest_ring){.off = off};
+	h->unmapped++;
 }
 
-/* Finds the rings added since the last look (a new list head means new rings), in the
- * harvester's own mapping. */
+/* Maps the rings not mapped yet: the new ones, and those whose mapping failed before (the first
+ * failure is said; the ring's records wait in it, or are dropped, counted, once it is full). A
+ * block that is no sound ring is left out for good. */
+static void map_rings(struct ctp_harvest *h)
+{
+	for (size_t i = 0; i < h->nrings && h->unmapped; i++) {
+		struct ctp_harvest_ring *r = &h->rings[i];
+		if (ring_mapped(r) || r->unsound)
+			continue;
+		char why[160];
+		bool retry;
+		if (ctp_ring_window_map(h->memfd, r->off, &r->window, &r->ref, &retry, why,
+					sizeof(why))) {
+			r->owner = CTP_LOAD_RELAXED(&r->ref.ring->owner);
+			h->unmapped--;
+		} else if (!retry) {
+			r->unsound = true;
+			h->unmapped--;
+		} else if (!h->unmapped_said) {
+			h->unmapped_said = true;
+			fprintf(stderr,
+				"ctp-collector: pid %u: cannot map a new ring: %s; it is read once "
+				"it can be\n",
+				h->pid, why);
+		}
+	}
+}
+
+/* Finds the rings added since the last look (a new list head means new blocks) and maps every
+ * ring not mapped yet. */
 static void follow_growth(struct ctp_harvest *h)
 {
-	if (!ctp_segmap_follow(&h->growth, h->memfd, h->pid, &h->view))
-		return;
-	for (size_t i = 0; i < h->nrings; i++)
-		h->rings[i].live = false;
-	size_t known = h->nrings;
-	ctp_view_blocks(&h->view, visit_ring_block, h);
-	/* The walk goes from the newest block to the oldest; harvest rings oldest first. Records
-	 * of a thread that started later often name coroutines an older thread created (an M:N
-	 * scheduler's main thread creates, its workers run them): in one pass the creation is
-	 * then read first. */
-	for (size_t i = known, j = h->nrings; i + 1 < j; i++, j--) {
-		struct ctp_harvest_ring t = h->rings[i];
-		h->rings[i] = h->rings[j - 1];
-		h->rings[j - 1] = t;
+	uint64_t head = CTP_LOAD_ACQUIRE(&h->header->blocks_head);
+	if (head != h->walked_head) {
+		size_t known = h->nrings;
+		ctp_file_blocks(h->memfd, head, h->walked_head, note_ring_block, h);
+		h->walked_head = head;
+		/* The walk goes from the newest block to the oldest; harvest rings oldest first.
+		 * Records of a thread that started later often name coroutines an older thread
+		 * created (an M:N scheduler's main thread creates, its workers run them): in one
+		 * pass the creation is then read first. */
+		for (size_t i = known, j = h->nrings; i + 1 < j; i++, j--) {
+			struct ctp_harvest_ring t = h->rings[i];
+			h->rings[i] = h->rings[j - 1];
+			h->rings[j - 1] = t;
+		}
 	}
+	if (h->unmapped)
+		map_rings(h);
 }
 
 /* Copying one ring's turn into the spool: records go into the open batch while it has room. */
@@ -155,13 +180,13 @@ static void copy_visit(void *ctx, const struct ctp_rec *rec)
 
 uint64_t ctp_harvest_clock_now(const struct ctp_harvest *h)
 {
-	const struct ctp_header *hd = (const struct ctp_header *)h->view.base;
-	return CTP_LOAD_RELAXED(&hd->clock_kind) == CTP_CLOCK_TSC ? ctp_tsc() : ctp_monotonic_ns();
+	return CTP_LOAD_RELAXED(&h->header->clock_kind) == CTP_CLOCK_TSC ? ctp_tsc()
+									 : ctp_monotonic_ns();
 }
 
 uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fill)
 {
-	if (!h->view.base)
+	if (!h->header)
 		return 0;
 	follow_growth(h);
 	/* What the pass's marker vouches for (CTP_SPOOL_PASS), known unless a ring it cut short
@@ -172,7 +197,7 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 	uint64_t total = 0;
 	for (size_t i = 0; i < h->nrings; i++) {
 		struct ctp_harvest_ring *r = &h->rings[i];
-		if (!r->live)
+		if (!ring_mapped(r))
 			continue;
 		struct copy_ctx c = {.h = h, .r = r, .index = (uint32_t)i};
 		uint64_t n = 0;
@@ -234,10 +259,8 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 
 void ctp_harvest_set_sleep(struct ctp_harvest *h, uint32_t v)
 {
-	if (!h->view.base)
-		return;
-	struct ctp_header *hd = (struct ctp_header *)h->view.base;
-	__atomic_store_n(&hd->sleep_flag, v, __ATOMIC_SEQ_CST);
+	if (h->header)
+		__atomic_store_n(&h->header->sleep_flag, v, __ATOMIC_SEQ_CST);
 }
 
 void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len, int fd)

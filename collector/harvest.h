@@ -1,5 +1,6 @@
-/* One traced process's rings as the harvester thread sees them: its own mapping of the segment,
- * the rings found in it, and the spool their records are moved to. Harvesting copies whole
+/* One traced process's rings as the harvester thread sees them: its own mappings of the
+ * segment's header and of each ring (collector/ring_window.h), and the spool their records are
+ * moved to. Harvesting copies whole
  * published records out of each ring into the spool, frees the ring (advances its tail) and
  * notes how many records the producer dropped since the last look; nothing more, so that it
  * keeps up with the producers whatever the converting thread is busy with.
@@ -15,9 +16,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "collector/segmap.h"
-#include "ctp/segment_view.h"
+#include "collector/ring_window.h"
 #include "collector/spool.h"
+#include "ctp/segment_view.h"
 
 enum {
 	CTP_BATCH_CORRUPT = 1,	 /* the ring's head, tail or a record size was impossible:
@@ -45,11 +46,12 @@ struct ctp_spool_batch {
 _Static_assert(sizeof(struct ctp_spool_batch) % 8 == 0, "records after a batch stay aligned");
 
 struct ctp_harvest_ring {
-	uint64_t off; /* block offset: how a ring is recognised after a remap */
-	struct ctp_ring_ref ref;
+	uint64_t off;		       /* block offset in the segment */
+	struct ctp_ring_window window; /* not mapped yet: tried again at every pass */
+	struct ctp_ring_ref ref;       /* in window, once mapped */
 	uint32_t owner;
 	uint64_t last_dropped; /* ring->dropped when last looked at */
-	bool live;	       /* found in the last block walk */
+	bool unsound;	       /* the block is no ring that can be read: never harvested */
 };
 
 #define CTP_NOTICES_SPAWNED 64
@@ -76,10 +78,12 @@ void ctp_notices_take(struct ctp_notices *n, const void *packet, size_t len, int
 struct ctp_harvest {
 	int memfd; /* not owned */
 	uint32_t pid;
-	struct ctp_segment_view view; /* the harvester's own mapping */
-	struct ctp_segmap_growth growth;
+	struct ctp_header *header; /* the harvester's mapping of it; NULL once unmapped */
+	uint64_t walked_head;	   /* header.blocks_head when the block list was last walked */
 	struct ctp_harvest_ring *rings;
 	size_t nrings, rings_cap;
+	uint32_t unmapped;  /* rings found whose window could not be mapped yet */
+	bool unmapped_said; /* a failure to map one was said */
 	struct ctp_spool spool;
 	int sock; /* the process's connection, read by the harvester while it has it */
 	/* What the harvester read on sock; the main thread reads it once it took h back. */
@@ -100,19 +104,24 @@ ssize_t ctp_recv_with_fd(int sock, void *buf, size_t size, int *fd);
  * many connections it took in (CTP_MSG_CONNECT). */
 uint32_t ctp_harvest_read_notices(struct ctp_harvest *h);
 
-/* Maps the segment for harvesting. False, with a reason, when it cannot be mapped. */
+/* Maps the segment's header for harvesting. False, with a reason, when it cannot. */
 bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp_spool_budget *b,
 		      char *why, size_t why_len);
+/* Unmaps the header and the rings, once nothing more is to be harvested. */
+void ctp_harvest_unmap(struct ctp_harvest *h);
 /* Unmaps and frees the spool (whatever it still holds). */
 void ctp_harvest_fini(struct ctp_harvest *h);
 
-/* The process's clock (its segment's: TSC ticks or monotonic ns) now. The view must be mapped. */
+/* The process's clock (its segment's: TSC ticks or monotonic ns) now. The header must be
+ * mapped. */
 uint64_t ctp_harvest_clock_now(const struct ctp_harvest *h);
 
-/* Moves at most about `budget` bytes per ring (0 = everything there is) into the spool, and
- * each ring's new loss. Returns the ring bytes taken. *fill (may be NULL) is raised to the
- * largest share of one ring's capacity the pass took, in 1/CTP_HARVEST_FILL_ONE; a ring cut
- * short by the budget counts as full. The harvester paces its naps by it. */
+/* Finds the rings added since the last pass and maps them (and those it could not map before:
+ * a failure is said once on stderr), then moves at most about `budget` bytes per ring (0 =
+ * everything there is) into the spool, and each ring's new loss. Returns the ring bytes taken.
+ * *fill (may be NULL) is raised to the largest share of one ring's capacity the pass took, in
+ * 1/CTP_HARVEST_FILL_ONE; a ring cut short by the budget counts as full. The harvester paces its
+ * naps by it. */
 uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fill);
 #define CTP_HARVEST_FILL_ONE 256u
 

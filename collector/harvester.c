@@ -113,7 +113,7 @@ uint64_t ctp_harvester_harvest_now(struct ctp_harvester *H, struct ctp_harvest *
 {
 	uint64_t began = 0;
 	pthread_mutex_lock(&H->lock);
-	if (registered(H, h) && h->view.base && !spools_full(H)) {
+	if (registered(H, h) && h->header && !spools_full(H)) {
 		began = ctp_harvest_clock_now(h);
 		ctp_harvest_rings(h, 0, NULL);
 	}

@@ -145,25 +145,6 @@ static struct ctp_ring_state *ring_state(struct ctp_proc *p, uint32_t index, uin
 	return rs;
 }
 
-/* One batch: its records in order, then what went wrong in the ring, then its loss, all queued
- * to be let out in time order with the other rings' (collector/reorder.h). */
-static void queue_batch(struct ctp_proc *p, const struct ctp_spool_batch *b)
-{
-	ring_state(p, b->ring, b->owner);
-	const uint8_t *data = (const uint8_t *)(b + 1);
-	/* The harvester wrote whole records of checked sizes: at least 8, multiples of 8. */
-	for (uint32_t pos = 0; pos + sizeof(struct ctp_rec) <= b->bytes;) {
-		const struct ctp_rec *rec = (const struct ctp_rec *)(data + pos);
-		ctp_deferred_note_queued(p, rec);
-		ctp_reorder_push(&p->order, b->ring, rec);
-		pos += rec->size;
-	}
-	if (b->flags)
-		ctp_reorder_push_note(&p->order, b->ring, CTP_REORDER_CORRUPT, b->flags);
-	if (b->lost)
-		ctp_reorder_push_note(&p->order, b->ring, CTP_REORDER_LOSS, b->lost);
-}
-
 static void emit_record(void *ctx, uint32_t ring, const struct ctp_rec *rec)
 {
 	struct ctp_proc *p = ctx;
@@ -182,6 +163,51 @@ static void emit_record(void *ctx, uint32_t ring, const struct ctp_rec *rec)
 		if (vc.malformed)
 			report_corrupt(p, rs, "a record shorter than its contents");
 	}
+}
+
+/* Queues a record to be let out in time order with the other rings' (collector/reorder.h).
+ * Where there is no memory for the queue to grow (an address-space limit, ulimit -v), what it
+ * holds goes out at once and the record after it: records of different rings may then come out
+ * of time order, and none is lost. (The collector used to abort, out of memory.) */
+static void queue_record(struct ctp_proc *p, uint32_t ring, const struct ctp_rec *rec)
+{
+	if (ctp_reorder_push(&p->order, ring, rec))
+		return;
+	if (!p->order_flushed) {
+		p->order_flushed = true;
+		fprintf(stderr,
+			"ctp-collector: pid %u: out of memory to put records in time order; those "
+			"held are written now, and lines of different threads may be out of "
+			"order\n",
+			p->pid);
+	}
+	ctp_proc_release_until(p, UINT64_MAX);
+	if (!ctp_reorder_push(&p->order, ring, rec))
+		emit_record(p, ring, rec);
+}
+
+static void queue_note(struct ctp_proc *p, uint32_t ring, uint8_t type, uint64_t value)
+{
+	struct ctp_reorder_note note = ctp_reorder_note(type, value);
+	queue_record(p, ring, &note.h);
+}
+
+/* One batch: its records in order, then what went wrong in the ring, then its loss. */
+static void queue_batch(struct ctp_proc *p, const struct ctp_spool_batch *b)
+{
+	ring_state(p, b->ring, b->owner);
+	const uint8_t *data = (const uint8_t *)(b + 1);
+	/* The harvester wrote whole records of checked sizes: at least 8, multiples of 8. */
+	for (uint32_t pos = 0; pos + sizeof(struct ctp_rec) <= b->bytes;) {
+		const struct ctp_rec *rec = (const struct ctp_rec *)(data + pos);
+		ctp_deferred_note_queued(p, rec);
+		queue_record(p, b->ring, rec);
+		pos += rec->size;
+	}
+	if (b->flags)
+		queue_note(p, b->ring, CTP_REORDER_CORRUPT, b->flags);
+	if (b->lost)
+		queue_note(p, b->ring, CTP_REORDER_LOSS, b->lost);
 }
 
 /* Records are held back at most this long for a quiet thread's ring to catch up. */
@@ -273,49 +299,11 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 	return total;
 }
 
-/* At the end the harvester's part runs on this thread. Where its mapping could not follow the
- * segment's growth (an address-space limit, ulimit -v, with room for one whole mapping of the
- * segment, not two) and this thread's could, it gives its own up and reads through this
- * thread's: the rings added since are read, not lost uncounted. Undone by
- * end_harvest_through_view. */
-static void harvest_through_view(struct ctp_proc *p)
-{
-	if (!p->hv.growth.behind || p->growth.behind || !p->view.base)
-		return; /* the harvester's rings stay those it found before */
-	ctp_segmap_unmap(&p->hv.view);
-	p->hv.view = p->view;
-	p->hv.growth.behind = false;
-	p->hv.growth.borrowed = true;
-	p->hv.growth.need_walk = true;
-}
-
-/* After a conversion, which may have made this thread's mapping again (a process that lives on
- * after its connection closed may still grow its segment): the harvester reads through it as
- * it is now, and finds its rings there again. */
-static void follow_lent_view(struct ctp_proc *p)
-{
-	if (!p->hv.growth.borrowed ||
-	    (p->hv.view.base == p->view.base && p->hv.view.size == p->view.size))
-		return;
-	p->hv.view = p->view;
-	p->hv.growth.need_walk = true;
-}
-
-static void end_harvest_through_view(struct ctp_proc *p)
-{
-	if (!p->hv.growth.borrowed)
-		return;
-	p->hv.view = (struct ctp_segment_view){0}; /* not its to unmap */
-	p->hv.growth.borrowed = false;
-}
-
 void ctp_proc_drain(struct ctp_proc *p)
 {
 	ctp_proc_follow_growth(p);
-	harvest_through_view(p);
 	ctp_proc_convert(p, 0);
 	for (int pass = 0; pass < DRAIN_PASSES; pass++) {
-		follow_lent_view(p);
 		uint64_t got = ctp_harvest_rings(&p->hv, DRAIN_TURN, NULL);
 		ctp_proc_convert(p, 0);
 		if (got == 0)
@@ -323,18 +311,20 @@ void ctp_proc_drain(struct ctp_proc *p)
 	}
 	/* Nothing more can come: everything out, in order. */
 	ctp_proc_release_until(p, UINT64_MAX);
-	bool rings_unread = p->hv.growth.behind;
-	end_harvest_through_view(p);
-	/* The final states come from every station chunk there is; the harvester's mapping is
-	 * no longer needed, and its room may let this one grow. */
-	ctp_segmap_unmap(&p->hv.view);
+	uint32_t rings_unread = p->hv.unmapped;
+	/* The final states come from every station chunk there is; the harvester's mappings are
+	 * no longer needed, and their room may let this one grow. */
+	ctp_harvest_unmap(&p->hv);
 	ctp_proc_follow_growth(p);
-	if (rings_unread || p->growth.behind)
+	if (rings_unread)
+		fprintf(stderr,
+			"ctp-collector: pid %u: %u ring%s could never be mapped: the records in "
+			"%s are missing and not counted as lost\n",
+			p->pid, rings_unread, rings_unread == 1 ? "" : "s",
+			rings_unread == 1 ? "it" : "them");
+	if (p->growth.behind)
 		fprintf(stderr,
 			"ctp-collector: pid %u: the segment's last growth, to %llu MiB, could "
-			"never be mapped: %s\n",
-			p->pid, (unsigned long long)(p->growth.seen_segment_size >> 20),
-			rings_unread ? "the records of rings added since (threads that started, "
-				       "rings that grew) are missing and not counted as lost"
-				     : "the final states of coroutines made since are missing");
+			"never be mapped: the final states of coroutines made since are missing\n",
+			p->pid, (unsigned long long)(p->growth.seen_segment_size >> 20));
 }

@@ -37,12 +37,13 @@ struct ctp_proc {
 	int memfd;
 	struct ctp_segment_view view; /* the converter's mapping; base == NULL once unmapped */
 	struct ctp_segmap_growth growth;
-	struct ctp_harvest hv; /* the rings, the harvester's mapping and the spool */
+	struct ctp_harvest hv; /* the rings, the harvester's mappings and the spool */
 	uint32_t clock_kind;
 	bool exec_sent;		    /* sent EXEC: its end is an exec, not an exit */
 	uint32_t fork_children;	    /* its fork children that said hello while it was connected */
 	struct ctp_notices notices; /* what the main thread read on its connection (loop.c) */
 	bool corrupt_warned;
+	bool order_flushed; /* the reorder queue was let out early, out of memory: said */
 
 	struct ctp_reorder order;	 /* records waiting to be let out in time order */
 	uint64_t pass_last, pass_before; /* marks of the last two harvest passes (CTP_SPOOL_PASS) */

@@ -77,7 +77,8 @@ static struct ctp_reorder_queue *queue(struct ctp_reorder *r, uint32_t ring)
 	return &r->q[ring];
 }
 
-/* Room for an item of `need` bytes at q->tail, the ring grown when it has none; returns where. */
+/* Room for an item of `need` bytes at q->tail, the ring grown when it has none; returns where,
+ * or NULL when there is no memory to grow it. */
 static uint8_t *item_room(struct ctp_reorder_queue *q, size_t need)
 {
 	bool wrapped = q->tail < q->head;
@@ -96,7 +97,9 @@ static uint8_t *item_room(struct ctp_reorder_queue *q, size_t need)
 	size_t cap = q->cap ? 2 * q->cap : 64 * 1024;
 	while (used + need > cap)
 		cap *= 2;
-	uint8_t *buf = ctp_xrealloc(NULL, cap);
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return NULL;
 	ctp_populate_write(buf + used, cap - used);
 	if (wrapped) {
 		memcpy(buf, q->buf + q->head, q->end - q->head);
@@ -112,7 +115,7 @@ static uint8_t *item_room(struct ctp_reorder_queue *q, size_t need)
 	return q->buf + q->tail;
 }
 
-static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
+bool ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
 {
 	struct ctp_reorder_queue *q = queue(r, ring);
 	bool was_empty = q->head == q->tail;
@@ -123,6 +126,8 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 		ts = q->newest;
 	size_t need = sizeof(uint64_t) + rec->size;
 	uint8_t *at = item_room(q, need);
+	if (!at)
+		return false;
 	memcpy(at, &ts, sizeof(ts));
 	ctp_rec_copy(at + sizeof(ts), rec, rec->size);
 	q->tail += need;
@@ -130,17 +135,7 @@ static void append(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *r
 	r->queued_bytes += need;
 	if (was_empty)
 		heap_add(r, ring);
-}
-
-void ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
-{
-	append(r, ring, rec);
-}
-
-void ctp_reorder_push_note(struct ctp_reorder *r, uint32_t ring, uint8_t type, uint64_t value)
-{
-	struct ctp_reorder_note note = {.h = {.size = sizeof(note), .type = type}, .value = value};
-	append(r, ring, &note.h);
+	return true;
 }
 
 void ctp_reorder_release(struct ctp_reorder *r, uint64_t until, ctp_reorder_emit_fn emit, void *ctx)

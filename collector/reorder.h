@@ -14,6 +14,7 @@
 #ifndef CTP_COLLECTOR_REORDER_H
 #define CTP_COLLECTOR_REORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,6 +31,12 @@ struct ctp_reorder_note {
 	struct ctp_rec h;
 	uint64_t value;
 };
+
+static inline struct ctp_reorder_note ctp_reorder_note(uint8_t type, uint64_t value)
+{
+	return (struct ctp_reorder_note){
+		.h = {.size = sizeof(struct ctp_reorder_note), .type = type}, .value = value};
+}
 
 /* Where each record kind keeps its clock reading: 1 with *ts set, 0 for notes and kinds that have
  * none (they take the time of the record before them in their ring). */
@@ -79,10 +86,11 @@ struct ctp_reorder {
 
 void ctp_reorder_free(struct ctp_reorder *r);
 
-/* Queues a copy of a record of ring `ring`. */
-void ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec);
-/* Queues a note after the ring's records so far. */
-void ctp_reorder_push_note(struct ctp_reorder *r, uint32_t ring, uint8_t type, uint64_t value);
+/* Queues a copy of a record of ring `ring` (or a note, ctp_reorder_note, after the ring's
+ * records so far). False, with nothing queued, when there is no memory for it: the caller lets
+ * out what is queued (ctp_reorder_release), which leaves room in the ring's queue, or lets the
+ * record out itself. */
+bool ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec);
 
 /* Lets out, oldest first, every queued record with a timestamp up to `until` (UINT64_MAX:
  * all of them). A ring's records keep their order among themselves. */

@@ -78,7 +78,7 @@ void ctp_segmap_growth_init(struct ctp_segmap_growth *g, const struct ctp_segmen
 	g->seen_segment_size = v->size;
 	g->walked_head = 0;
 	g->need_walk = true;
-	g->behind = g->borrowed = false;
+	g->behind = false;
 }
 
 static const struct ctp_header *header(const struct ctp_segment_view *v)
@@ -90,7 +90,7 @@ bool ctp_segmap_follow(struct ctp_segmap_growth *g, int memfd, uint32_t pid,
 		       struct ctp_segment_view *v)
 {
 	uint64_t size = CTP_LOAD_ACQUIRE(&header(v)->segment_size);
-	if (!g->borrowed && size > v->size && (size != g->seen_segment_size || g->behind)) {
+	if (size > v->size && (size != g->seen_segment_size || g->behind)) {
 		bool news = size != g->seen_segment_size;
 		g->seen_segment_size = size;
 		char why[160];

@@ -1,6 +1,7 @@
-/* Mapping a traced process's segment (a memfd sealed against shrinking) into the collector, and
- * mapping it again when it has grown. Each of the collector's two threads keeps a mapping of
- * its own, so that neither ever unmaps memory the other is reading. */
+/* Mapping a traced process's segment (a memfd sealed against shrinking) whole into the
+ * collector's converting thread, for its station and module chunks, and mapping it again when
+ * it has grown. The harvester maps only the header and the rings (collector/ring_window.h), in
+ * mappings of its own, so that neither thread ever unmaps memory the other is reading. */
 #ifndef CTP_COLLECTOR_SEGMAP_H
 #define CTP_COLLECTOR_SEGMAP_H
 
@@ -26,7 +27,6 @@ struct ctp_segmap_growth {
 	uint64_t walked_head;	    /* header.blocks_head at the last block walk */
 	bool need_walk;		    /* the mapping moved, or was just made */
 	bool behind;		    /* the mapping could not follow the last growth */
-	bool borrowed;		    /* the mapping is another's: never made again here */
 };
 
 /* Starts following a mapping just made: its first look walks the blocks. */

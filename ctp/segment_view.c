@@ -6,6 +6,9 @@
 
 void *ctp_view_at(const struct ctp_segment_view *v, uint64_t off, uint64_t len)
 {
+	if (off < v->origin)
+		return NULL;
+	off -= v->origin;
 	if (off > v->size || len > v->size - off)
 		return NULL;
 	return v->base + off;

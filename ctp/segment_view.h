@@ -12,7 +12,9 @@
 
 struct ctp_segment_view {
 	uint8_t *base;
-	uint64_t size; /* bytes mapped by the reader */
+	uint64_t size;	 /* bytes mapped by the reader */
+	uint64_t origin; /* the file offset at base: 0 for a mapping of the whole segment, a
+			    window's start for one of a single block (collector/ring_window.h) */
 };
 
 /* Checks magic, version and the header's self-description. On failure returns false and puts a
@@ -26,7 +28,9 @@ bool ctp_view_check_header(const struct ctp_segment_view *v, char *why, size_t w
  * frame was cut off below. */
 bool ctp_view_frames_as_untraced(const struct ctp_segment_view *v, uint64_t *frames, uint32_t n);
 
-/* Pointer to [off, off + len) or NULL when that range is not inside the mapping. */
+/* Pointer to [off, off + len) (file offsets) or NULL when that range is not inside the mapping.
+ * The functions that read the header (the block walks, ctp_view_check_header,
+ * ctp_view_station_chunk, ctp_view_frames_as_untraced) take a view of the whole segment. */
 void *ctp_view_at(const struct ctp_segment_view *v, uint64_t off, uint64_t len);
 
 /* Walks the block list from header.blocks_head. Calls `visit` for each block whose header lies

@@ -4,7 +4,9 @@
  * ring's budget cut the pass short, the time of the last record it took there (the ring keeps
  * the later ones); and no mark when that record has no time. Without marks after passes cut
  * short, a ring that stays behind kept every record of the process in the converter's queue.
- * And a growth of the segment that cannot be mapped leaves the rings known before harvested. */
+ * And the harvester maps each ring on its own, never the segment whole: a segment that grows by
+ * 64 MiB costs it the room of its new ring alone, and a ring it cannot map leaves the others
+ * harvested. */
 #define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -30,12 +32,15 @@ enum {
 	DATA_OFF = 8192,
 	BUDGET = 4096, /* bytes a ring gives per pass */
 	PID = 4242,
+	GROWN = 64 << 20,
 };
 
 struct fixture {
 	int memfd;
 	uint8_t *seg;
 	struct ctp_ring_producer prod;
+	uint8_t *grown; /* the whole file once a test grew it to GROWN */
+	struct ctp_ring_producer new_prod;
 	struct ctp_spool_budget budget;
 	struct ctp_harvest h;
 };
@@ -79,16 +84,18 @@ static int teardown(void **state)
 	ctp_harvest_fini(&f->h);
 	ctp_spool_budget_fini(&f->budget);
 	munmap(f->seg, SEG_SIZE);
+	if (f->grown)
+		munmap(f->grown, GROWN);
 	close(f->memfd);
 	free(f);
 	return 0;
 }
 
-/* `n` switch records stamped ts, ts + 1, ... */
-static void write_switches(struct fixture *f, uint32_t n, uint64_t ts)
+/* `n` switch records stamped ts, ts + 1, ..., into the ring of `prod` */
+static void write_switches_to(struct ctp_ring_producer *prod, uint32_t n, uint64_t ts)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		struct ctp_rec_switch *r = ctp_ring_reserve(&f->prod, sizeof(*r));
+		struct ctp_rec_switch *r = ctp_ring_reserve(prod, sizeof(*r));
 		assert_non_null(r);
 		*r = (struct ctp_rec_switch){.h = {.size = sizeof(*r),
 						   .type = CTP_REC_SWITCH,
@@ -97,8 +104,44 @@ static void write_switches(struct fixture *f, uint32_t n, uint64_t ts)
 					     .from = 1,
 					     .to = 2,
 					     .from_station = UINT32_MAX};
-		ctp_ring_commit(&f->prod);
+		ctp_ring_commit(prod);
 	}
+}
+
+static void write_switches(struct fixture *f, uint32_t n, uint64_t ts)
+{
+	write_switches_to(&f->prod, n, ts);
+}
+
+/* The process grows its segment to GROWN and puts a new ring of `capacity` bytes at its end, at
+ * the head of the block list; f->new_prod writes into it. */
+static void grow_with_a_ring(struct fixture *f, uint64_t capacity)
+{
+	uint64_t ring_off = GROWN - capacity - 4096, data_off = ring_off + 4096;
+	assert_int_equal(ftruncate(f->memfd, GROWN), 0);
+	f->grown = mmap(NULL, GROWN, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
+	assert_true(f->grown != MAP_FAILED);
+	struct ctp_ring *ring = (struct ctp_ring *)(f->grown + ring_off);
+	*ring = (struct ctp_ring){.block = {.kind = CTP_BLOCK_RING,
+					    .size = data_off + capacity - ring_off,
+					    .next = RING_OFF},
+				  .owner = PID + 1,
+				  .capacity = capacity,
+				  .data_off = data_off};
+	ctp_ring_producer_init(&f->new_prod, ring, f->grown + data_off);
+	struct ctp_header *hd = (struct ctp_header *)f->seg;
+	hd->segment_max = hd->segment_size = GROWN;
+	__atomic_store_n(&hd->blocks_head, ring_off, __ATOMIC_RELEASE);
+}
+
+/* The address-space limit of `ulimit -v` with `room` bytes left, and the one before it. */
+static struct rlimit limit_room(uint64_t room)
+{
+	struct rlimit was;
+	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
+	struct rlimit tight = {.rlim_cur = ctp_mapped_bytes_now() + room, .rlim_max = was.rlim_max};
+	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
+	return was;
 }
 
 /* What one pass put in the spool: the records taken, the time of the last one, and its mark
@@ -207,47 +250,50 @@ static void a_pass_cut_on_a_timeless_record_writes_no_mark(void **state)
 	assert_int_not_equal(p.mark, UINT64_MAX);
 }
 
-/* The process grows its segment and puts a new ring there, at the head of the block list, and
- * the harvester cannot map the growth (an address-space limit, ulimit -v, leaves no room): the
- * rings it knows are still harvested, where a walk of the list from its unreachable head used
- * to drop them all, and with them every later record, uncounted. Once the mapping can follow,
- * the new ring is found too. */
-static void rings_stay_harvested_when_growth_cannot_be_mapped(void **state)
+/* A segment grown by 64 MiB whose growth holds one new ring of 64 KiB costs the harvester that
+ * ring's room alone: under a limit that leaves 1 MiB, both rings are harvested. (It used to map
+ * the segment whole and again at each growth; under such a limit it lost the new ring.) */
+static void a_grown_segment_costs_the_harvester_its_new_ring_alone(void **state)
 {
 	struct fixture *f = *state;
 	write_switches(f, 10, 1000);
 	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 10 * sizeof(struct ctp_rec_switch));
 	assert_int_equal(read_pass(f).records, 10);
 
-	enum { GROWN = 64 << 20, NEW_RING = SEG_SIZE, NEW_DATA = SEG_SIZE + 4096 };
-	assert_int_equal(ftruncate(f->memfd, GROWN), 0);
-	struct ctp_ring ring = {
-		.block = {.kind = CTP_BLOCK_RING, .size = sizeof(ring), .next = RING_OFF},
-		.owner = PID + 1,
-		.capacity = RING_CAPACITY,
-		.data_off = NEW_DATA};
-	assert_int_equal(pwrite(f->memfd, &ring, sizeof(ring), NEW_RING), (ssize_t)sizeof(ring));
-	struct ctp_header *hd = (struct ctp_header *)f->seg;
-	hd->segment_max = hd->segment_size = GROWN;
-	__atomic_store_n(&hd->blocks_head, NEW_RING, __ATOMIC_RELEASE);
-
-	struct rlimit was;
-	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
-	struct rlimit tight = {.rlim_cur = ctp_mapped_bytes_now() + (1u << 20),
-			       .rlim_max = was.rlim_max};
-	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
+	grow_with_a_ring(f, RING_CAPACITY);
 	write_switches(f, 10, 2000);
+	write_switches_to(&f->new_prod, 7, 2100);
+	struct rlimit was = limit_room(1u << 20);
+	uint64_t before = ctp_mapped_bytes_now();
 	uint64_t got = ctp_harvest_rings(&f->h, 0, NULL);
-	uint64_t mapped = f->h.view.size;
+	uint64_t added = ctp_mapped_bytes_now() - before;
 	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
-	assert_int_equal(mapped, SEG_SIZE); /* the growth was out of reach */
+	assert_int_equal(got, 17 * sizeof(struct ctp_rec_switch));
+	assert_int_equal(read_pass(f).records, 17);
+	assert_int_equal(f->h.nrings, 2);
+	assert_true(added <= RING_CAPACITY + 2 * 4096);
+}
+
+/* A new ring too big for the room left: the ring known before is still harvested, and the new
+ * one once the room is there, with every record it kept meanwhile. */
+static void rings_stay_harvested_while_a_new_one_cannot_be_mapped(void **state)
+{
+	struct fixture *f = *state;
+	grow_with_a_ring(f, 4u << 20);
+	write_switches(f, 10, 2000);
+	write_switches_to(&f->new_prod, 5, 2100);
+	struct rlimit was = limit_room(1u << 20);
+	uint64_t got = ctp_harvest_rings(&f->h, 0, NULL);
+	uint32_t unmapped = f->h.unmapped;
+	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
+	assert_int_equal(unmapped, 1);
 	assert_int_equal(got, 10 * sizeof(struct ctp_rec_switch));
 	assert_int_equal(read_pass(f).records, 10);
 
-	write_switches(f, 5, 3000);
-	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 5 * sizeof(struct ctp_rec_switch));
-	assert_int_equal(read_pass(f).records, 5);
-	assert_int_equal(f->h.view.size, GROWN);
+	write_switches(f, 3, 3000);
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 8 * sizeof(struct ctp_rec_switch));
+	assert_int_equal(read_pass(f).records, 8);
+	assert_int_equal(f->h.unmapped, 0);
 	assert_int_equal(f->h.nrings, 2);
 }
 
@@ -255,8 +301,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(a_whole_pass_marks_its_start, setup, teardown),
-		cmocka_unit_test_setup_teardown(rings_stay_harvested_when_growth_cannot_be_mapped,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			a_grown_segment_costs_the_harvester_its_new_ring_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			rings_stay_harvested_while_a_new_one_cannot_be_mapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_pass_cut_short_marks_its_last_record, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_pass_cut_on_a_timeless_record_writes_no_mark,

@@ -14,7 +14,7 @@
 enum { SEG_SIZE = 64 * 1024, DEPTH = 16 };
 
 static _Alignas(CTP_CACHE_LINE) uint8_t seg[SEG_SIZE];
-static struct ctp_segment_view view = {seg, SEG_SIZE};
+static struct ctp_segment_view view = {seg, SEG_SIZE, 0};
 
 static struct ctp_header *hdr(void)
 {

@@ -2,12 +2,11 @@
 # default spool of 256 MiB cannot be mapped: it now fits the spool into the room the limit
 # leaves and says so, and the trace holds every switch. A soft limit alone is the program's:
 # the collector lifts its own to the hard limit. Under 976 MiB, six threads switching flat out
-# grow the segment (their rings grow to 16 MiB, and the collector maps the segment twice) past
-# what the collector could map: it stopped harvesting every ring and lost more than half the
-# switches without counting them ("0 events lost"; 683 MiB: or it ran out of memory). Now it
-# grows its mapping in place, keeps harvesting the rings it knows while it cannot, and at the
-# end reads through one mapping: the loss is counted, or, where even that cannot be mapped,
-# said.
+# grow the segment (their rings grow to 16 MiB) past what the collector could map when it
+# mapped the segment whole in each of its threads: it stopped harvesting every ring and lost
+# more than half the switches without counting them ("0 events lost"). Now its harvester maps
+# each ring on its own, and the converter grows its mapping in place: the loss is counted, or,
+# where a ring could never be mapped, said.
 source "$CTP_SOURCE_DIR/test/integration/lib.sh"
 
 # limited NAME KB ULIMIT-OPTIONS -- PROGRAM ARGS: traces PROGRAM under `ulimit OPTIONS KB`.
