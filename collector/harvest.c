@@ -126,6 +126,7 @@ struct copy_ctx {
 	size_t used;	/* bytes of the open batch, its header included */
 	size_t last_at; /* where in the open batch the last record copied begins */
 	uint32_t flags;
+	uint64_t unstored; /* records taken from the ring that the spool had no memory for */
 };
 
 static struct ctp_spool_batch *batch_of(struct copy_ctx *c)
@@ -133,10 +134,13 @@ static struct ctp_spool_batch *batch_of(struct copy_ctx *c)
 	return (struct ctp_spool_batch *)c->room;
 }
 
-static void open_batch(struct copy_ctx *c, size_t min)
+/* False when memory ran out for it (ctp_spool_write_room). */
+static bool open_batch(struct copy_ctx *c, size_t min)
 {
 	c->room = ctp_spool_write_room(&c->h->spool, sizeof(struct ctp_spool_batch) + min,
 				       &c->room_len);
+	if (!c->room)
+		return false;
 	struct ctp_spool_batch *b = batch_of(c);
 	b->ring = c->index;
 	b->owner = c->r->owner;
@@ -144,6 +148,7 @@ static void open_batch(struct copy_ctx *c, size_t min)
 	b->flags = 0;
 	b->lost = 0;
 	c->used = sizeof(*b);
+	return true;
 }
 
 static void close_batch(struct copy_ctx *c)
@@ -169,8 +174,10 @@ static void copy_visit(void *ctx, const struct ctp_rec *rec)
 	}
 	if (c->room && c->room_len - c->used < size)
 		close_batch(c);
-	if (!c->room)
-		open_batch(c, size);
+	if (!c->room && !open_batch(c, size)) {
+		c->unstored++; /* counted as lost, as the ring counts what it drops */
+		return;
+	}
 	uint8_t *dst = c->room + c->used;
 	ctp_rec_copy(dst, rec, size);
 	((struct ctp_rec *)dst)->size = (uint16_t)size;
@@ -233,11 +240,15 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 		uint64_t dropped = CTP_LOAD_RELAXED(&r->ref.ring->dropped);
 		uint64_t lost = dropped > r->last_dropped ? dropped - r->last_dropped : 0;
 		r->last_dropped = dropped;
+		lost += r->unstored + c.unstored;
+		r->unstored = 0;
 		if (!c.room && (lost || c.flags))
 			open_batch(&c, 0);
 		if (c.room) {
 			batch_of(&c)->lost = lost;
 			close_batch(&c);
+		} else {
+			r->unstored = lost; /* said with the ring's next batch */
 		}
 	}
 	__atomic_store_n(&h->cut_short, !whole, __ATOMIC_RELEASE);
@@ -250,9 +261,11 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 		size_t room_len;
 		uint8_t *room =
 			ctp_spool_write_room(&h->spool, sizeof(struct ctp_spool_batch), &room_len);
-		*(struct ctp_spool_batch *)room = (struct ctp_spool_batch){
-			.ring = CTP_SPOOL_PASS, .complete_before = complete_before};
-		ctp_spool_commit(&h->spool, sizeof(struct ctp_spool_batch));
+		if (room) { /* else the next pass's mark says it, later */
+			*(struct ctp_spool_batch *)room = (struct ctp_spool_batch){
+				.ring = CTP_SPOOL_PASS, .complete_before = complete_before};
+			ctp_spool_commit(&h->spool, sizeof(struct ctp_spool_batch));
+		}
 	}
 	return total;
 }

@@ -51,6 +51,7 @@ struct ctp_harvest_ring {
 	struct ctp_ring_ref ref;       /* in window, once mapped */
 	uint32_t owner;
 	uint64_t last_dropped; /* ring->dropped when last looked at */
+	uint64_t unstored;     /* records lost for want of spool memory, not yet in a batch */
 	bool unsound;	       /* the block is no ring that can be read: never harvested */
 };
 

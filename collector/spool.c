@@ -56,19 +56,25 @@ static struct ctp_spool_chunk *chunk_try_new(size_t cap)
 	return c;
 }
 
-static struct ctp_spool_chunk *chunk_new(size_t cap)
-{
-	struct ctp_spool_chunk *c = chunk_try_new(cap);
-	if (!c) {
-		fputs("ctp-collector: out of memory for the spool\n", stderr);
-		abort();
-	}
-	return c;
-}
-
 static void chunk_free(struct ctp_spool_chunk *c)
 {
 	munmap(c, chunk_bytes(c->cap));
+}
+
+/* Memory ran out below the limit (an address-space limit whose room the symbolizer's maps
+ * took): the spools hold no more than they hold now, and the harvester, finding the budget
+ * spent, leaves records in the rings (dropped there and counted) rather than the collector
+ * dying with the trace. Said once. */
+static void shrink_to_used(struct ctp_spool_budget *b)
+{
+	uint64_t used = __atomic_load_n(&b->used, __ATOMIC_SEQ_CST);
+	if (used >= __atomic_load_n(&b->limit, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_store_n(&b->limit, used, __ATOMIC_SEQ_CST);
+	fprintf(stderr,
+		"ctp-collector: out of memory at %.1f MiB of spool: it holds no more from now on, "
+		"and records beyond it are dropped and counted\n",
+		(double)used / (1 << 20));
 }
 
 static struct ctp_spool_chunk *take_chunk(struct ctp_spool_budget *b, size_t cap)
@@ -86,7 +92,11 @@ static struct ctp_spool_chunk *take_chunk(struct ctp_spool_budget *b, size_t cap
 	if (!c) {
 		if (cap == CTP_SPOOL_CHUNK)
 			__atomic_store_n(&b->pool_ran_dry, 1, __ATOMIC_RELAXED);
-		c = chunk_new(cap);
+		c = chunk_try_new(cap);
+		if (!c) {
+			shrink_to_used(b);
+			return NULL;
+		}
 		__atomic_add_fetch(&b->used, cap, __ATOMIC_SEQ_CST);
 	}
 	note_peak(b);
@@ -140,22 +150,6 @@ void ctp_spool_budget_fini(struct ctp_spool_budget *b)
 		chunk_free(c);
 	}
 	pthread_mutex_destroy(&b->pool_lock);
-}
-
-/* Memory ran out below the limit (an address-space limit whose room the symbolizer's maps
- * took): the spools hold no more than they hold now, and the harvester, finding the budget
- * spent, leaves records in the rings (dropped there and counted) rather than the collector
- * dying with the trace. Said once. */
-static void shrink_to_used(struct ctp_spool_budget *b)
-{
-	uint64_t used = __atomic_load_n(&b->used, __ATOMIC_SEQ_CST);
-	if (used >= __atomic_load_n(&b->limit, __ATOMIC_SEQ_CST))
-		return;
-	__atomic_store_n(&b->limit, used, __ATOMIC_SEQ_CST);
-	fprintf(stderr,
-		"ctp-collector: out of memory at %.1f MiB of spool: it holds no more from now on, "
-		"and records beyond it are dropped and counted\n",
-		(double)used / (1 << 20));
 }
 
 void ctp_spool_budget_stock(struct ctp_spool_budget *b)
@@ -226,6 +220,8 @@ uint8_t *ctp_spool_write_room(struct ctp_spool *s, size_t min, size_t *room)
 	}
 	size_t cap = min > CTP_SPOOL_CHUNK ? min : CTP_SPOOL_CHUNK;
 	struct ctp_spool_chunk *c = take_chunk(s->budget, cap);
+	if (!c)
+		return NULL;
 	pthread_mutex_lock(&s->lock);
 	if (s->tail)
 		s->tail->next = c;

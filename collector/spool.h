@@ -73,7 +73,9 @@ uint64_t ctp_spool_budget_room(struct ctp_spool_budget *b);
 
 /* Room for at least `min` contiguous bytes after what was written so far; `*room` says how many
  * there are. Takes a new chunk when the current one has less (the budget is charged; checking
- * that it has room is the caller's business). Aborts when memory runs out. */
+ * that it has room is the caller's business). NULL when memory runs out for it: the budget's
+ * limit is then lowered to what the spools hold (said once), so that the harvester stops
+ * taking records. */
 uint8_t *ctp_spool_write_room(struct ctp_spool *s, size_t min, size_t *room);
 /* Makes the `n` bytes written at the last ctp_spool_write_room pointer visible to the reader. */
 void ctp_spool_commit(struct ctp_spool *s, size_t n);

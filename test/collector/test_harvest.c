@@ -6,7 +6,8 @@
  * short, a ring that stays behind kept every record of the process in the converter's queue.
  * And the harvester maps each ring on its own, never the segment whole: a segment that grows by
  * 64 MiB costs it the room of its new ring alone, and a ring it cannot map leaves the others
- * harvested. */
+ * harvested. Records taken when the spool had no memory left are counted as lost, not the end
+ * of the collector. */
 #define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -297,6 +298,42 @@ static void rings_stay_harvested_while_a_new_one_cannot_be_mapped(void **state)
 	assert_int_equal(f->h.nrings, 2);
 }
 
+/* The loss the spool's batches carry (the spool is emptied). */
+static uint64_t read_lost(struct fixture *f)
+{
+	uint64_t lost = 0;
+	size_t n;
+	const uint8_t *d;
+	while ((d = ctp_spool_peek(&f->h.spool, &n))) {
+		for (size_t at = 0; at < n;) {
+			const struct ctp_spool_batch *b = (const struct ctp_spool_batch *)(d + at);
+			if (b->ring != CTP_SPOOL_PASS)
+				lost += b->lost;
+			at += sizeof(*b) + b->bytes;
+		}
+		ctp_spool_consumed(&f->h.spool, n);
+	}
+	return lost;
+}
+
+/* No memory for a spool chunk (an address-space limit whose room other mappings took): the
+ * records taken from the ring are counted as lost, with the ring's next batch, where the
+ * collector used to abort ("out of memory for the spool") and lose the whole trace. */
+static void records_without_spool_memory_are_counted_lost(void **state)
+{
+	struct fixture *f = *state;
+	write_switches(f, 10, 1000);
+	struct rlimit was = limit_room(128 * 1024); /* less than a chunk */
+	uint64_t got = ctp_harvest_rings(&f->h, 0, NULL);
+	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
+	assert_int_equal(got, 10 * sizeof(struct ctp_rec_switch));
+	assert_int_equal(read_pass(f).records, 0);
+	assert_int_equal(ctp_spool_budget_room(&f->budget), 0); /* it takes no more */
+
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 0);
+	assert_int_equal(read_lost(f), 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +342,8 @@ int main(void)
 			a_grown_segment_costs_the_harvester_its_new_ring_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			rings_stay_harvested_while_a_new_one_cannot_be_mapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(records_without_spool_memory_are_counted_lost,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(a_pass_cut_short_marks_its_last_record, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_pass_cut_on_a_timeless_record_writes_no_mark,

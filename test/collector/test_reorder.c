@@ -320,9 +320,10 @@ static void a_queue_that_cannot_grow_refuses_and_keeps_the_rest(void **state)
 	uint64_t pushed = 1;
 	bool refused = false;
 	while (pushed < 4000 && !refused) {
-		struct ctp_rec_switch rec = {
-			.h = {.size = sizeof(rec), .type = CTP_REC_SWITCH, .aux = CTP_HOW_SWAPCONTEXT},
-			.ts = pushed + 1};
+		struct ctp_rec_switch rec = {.h = {.size = sizeof(rec),
+						   .type = CTP_REC_SWITCH,
+						   .aux = CTP_HOW_SWAPCONTEXT},
+					     .ts = pushed + 1};
 		if (ctp_reorder_push(&r, 0, &rec.h))
 			pushed++;
 		else
