@@ -73,6 +73,13 @@ struct ctp_thread {
 	/* It made a coroutine on a buffer inside its own stack (a local array): at its exit such
 	 * coroutines end with the stack (threads.c). */
 	uint8_t coro_on_own_stack;
+	uint8_t unwinder_tls; /* CTP_UNWINDER_TLS_*: whether it walks stacks (unwind_tls.c) */
+};
+
+enum {
+	CTP_UNWINDER_TLS_UNDECIDED = 0, /* before its first walk */
+	CTP_UNWINDER_TLS_WALKS,
+	CTP_UNWINDER_TLS_REFUSED, /* its first walk would have cost it a malloc arena */
 };
 
 /* What the switch stubs (switch_stub.h) read, as numbers an asm string can hold. */

@@ -137,8 +137,9 @@ static uint64_t known_stack_top(uint64_t sp)
 }
 
 /* unw_backtrace into the area's frames, from the caller (its first frame), on the stack this
- * runs on. libunwind's own probes (a pipe it reads) can leave EAGAIN: errno is kept; its address
- * is fixed for a thread's life, so that a walk does not pay two calls to find it. */
+ * runs on; none in a thread that libunwind's thread-local cache would cost too much
+ * (unwind_tls.c). libunwind's own probes (a pipe it reads) can leave EAGAIN: errno is kept; its
+ * address is fixed for a thread's life, so that a walk does not pay two calls to find it. */
 static __attribute__((always_inline)) inline int walk_here(struct ctp_walk_area *area, int max)
 {
 	static __thread int *errno_at __attribute__((tls_model("initial-exec")));
@@ -149,7 +150,11 @@ static __attribute__((always_inline)) inline int walk_here(struct ctp_walk_area 
 	if (!walk_begin())
 		return 0;
 	int saved_errno = *errno_at;
-	int n = unw_backtrace_fn(area->frames, max);
+	struct ctp_thread *t = &ctp_tls_thread;
+	int n = 0;
+	if (CTP_LIKELY(t->unwinder_tls == CTP_UNWINDER_TLS_WALKS) ||
+	    (t->unwinder_tls == CTP_UNWINDER_TLS_UNDECIDED && ctp_unwinder_tls_decide(t)))
+		n = unw_backtrace_fn(area->frames, max);
 	*errno_at = saved_errno;
 	walk_end();
 	return n;

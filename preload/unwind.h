@@ -14,6 +14,11 @@ CTP_HIDDEN void ctp_unwind_fork_child(void);
 /* libunwind's own fds (unwind_fds.c): its address range, and whether a call comes from it. */
 CTP_HIDDEN void ctp_unwinder_note(const void *symbol);
 CTP_HIDDEN bool ctp_called_from_unwinder(const void *return_address);
+/* Whether thread t may walk stacks at what libunwind's thread-local cache costs it
+ * (unwind_tls.c): decided at its first walk, inside the walk's fork guard, and kept in
+ * t->unwinder_tls. */
+struct ctp_thread;
+CTP_HIDDEN bool ctp_unwinder_tls_decide(struct ctp_thread *t);
 /* Up to `max` return addresses of the caller's caller (skipping `skip` frames of the preload's
  * own); returns how many, and points *frames at them, in the thread's walk area (walk_stack.h):
  * good until the thread's next walk. The walk runs on the thread's walk stack, not on the stack

@@ -15,7 +15,7 @@
 #     (ctp-run reports a signal death N as exit 128+N, which counts as the same; with --core the
 #     core file in its working directory stands for the core-dumped bit);
 #   - stdout, byte for byte;
-#   - stderr without ctp's own lines (those starting "ctp: ");
+#   - stderr without the tracer's own lines (those starting "ctp: " or "ctp-collector: ");
 #   - no descendant left running 10 s after the program ended (a wedged collector);
 #   - the trace is readable: ctp-cat exits 0, or 1 (documented: readable but cut off), decoded
 #     into $WORK/NAME.ctp-run.jsonl and $WORK/NAME.plain.jsonl for the case's own checks (tq).
@@ -31,6 +31,7 @@
 #   --core              ulimit -c unlimited (else 0) and compare the core-dumped bit
 #   --nofile N          ulimit -n N: the run starts with that limit of open files (ctp-run's
 #                       collector, the plain form's and the program all under it)
+#   --as-kb N           ulimit -v N: the same with that address-space limit
 #   --timeout S         bound on each run (default 10)
 #   --stack-kb N        ulimit -s N (soft and hard) from the run's first program on: ctp-run
 #                       and its collector, the plain form's collector and the program
@@ -49,6 +50,7 @@ TP_PRELOAD=$CTP_BUILD_DIR/preload/libctp_preload.so
 TP_PYTHON=/usr/bin/python3
 TP_MODES=(ctp-run plain)
 TP_NOFILE= # compare --nofile
+TP_AS_KB=  # compare --as-kb
 
 # tp_run_one NAME MODE CORE RUNNER-OPTIONS... -- PROGRAM ARGS: one run; results in
 # $WORK/NAME.MODE.{out,err,status} and its working directory $WORK/NAME.MODE.d.
@@ -74,6 +76,7 @@ tp_run_one() {
 	(
 		if [ "$core" = 1 ]; then ulimit -c unlimited; else ulimit -c 0; fi
 		if [ -n "$TP_NOFILE" ]; then ulimit -n "$TP_NOFILE"; fi
+		if [ -n "$TP_AS_KB" ]; then ulimit -v "$TP_AS_KB"; fi
 		exec "$TP_PYTHON" "$TP_SRC/tp_run.py" --out "$base.out" --err "$base.err" \
 			--status "$base.status" --cwd "$base.d" \
 			--unset LD_PRELOAD --unset CTP_SOCKET --unset CTP_OUTPUT --unset CTP_COLLECTOR \
@@ -118,11 +121,13 @@ compare() {
 	shift
 	local expect="" core=0 opts=()
 	TP_NOFILE=
+	TP_AS_KB=
 	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 		case $1 in
 		--expect) expect=$2; shift 2 ;;
 		--core) core=1; shift ;;
 		--nofile) TP_NOFILE=$2; shift 2 ;;
+		--as-kb) TP_AS_KB=$2; shift 2 ;;
 		--pty | --stdin-pipe) opts+=("$1"); shift ;;
 		--after-ready)
 			local act=$2
@@ -159,7 +164,7 @@ compare() {
 	done
 	for mode in native "${TP_MODES[@]}"; do
 		times+="$mode $(cat "$WORK/$name.$mode.time") s, "
-		grep -v '^ctp: ' "$WORK/$name.$mode.err" >"$WORK/$name.$mode.err.app" || true
+		grep -v '^ctp\(-collector\)\?: ' "$WORK/$name.$mode.err" >"$WORK/$name.$mode.err.app" || true
 	done
 
 	native=$(head -n 1 "$WORK/$name.native.status")
@@ -174,7 +179,7 @@ compare() {
 		st=$(tp_ending "$name" "$mode" "$core" "$native")
 		expect_eq "$name $mode: ends as untraced" "$native" "$st"
 		same_file "$name $mode: stdout" "$WORK/$name.native.out" "$WORK/$name.$mode.out"
-		same_file "$name $mode: stderr (without ctp: lines)" "$WORK/$name.native.err.app" \
+		same_file "$name $mode: stderr (without ctp: and ctp-collector: lines)" "$WORK/$name.native.err.app" \
 			"$WORK/$name.$mode.err.app"
 		expect_eq "$name $mode: no process left behind" "leftover 0" \
 			"$(sed -n 2p "$WORK/$name.$mode.status")"
