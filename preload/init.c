@@ -84,6 +84,7 @@ static void stop_in_child(void)
 	__atomic_store_n(&ctp_proc.state, CTP_PROC_OFF, __ATOMIC_RELEASE);
 	ctp_tls_thread.state = CTP_THREAD_OFF;
 	ctp_segment_release(); /* the child's only thread traces no more */
+	ctp_threads_close_maps();
 }
 
 static void fork_prepare(void)
@@ -152,7 +153,8 @@ static void initialize(void)
 		return;
 	}
 	/* Once connected: a process that runs untraced loads no libunwind, whose pipe would
-	 * take two fds of the program's for good (unwind_fds.c). */
+	 * take two fds of the program's for good (unwind_fds.c), and keeps no fd of /proc. */
+	ctp_threads_open_maps();
 	if (ctp_proc.config.stack_depth)
 		ctp_unwind_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -41,6 +41,28 @@ static size_t page_size(void)
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* Whether strict overcommit (vm.overcommit_memory = 2) is set, read once: the file is opened
+ * with a raw system call, and its fd takes the lowest free number while it is open, which a
+ * thread of the program opening a file at that moment would otherwise have had. So it is read
+ * when the program installs its first SA_ONSTACK handler (ctp_signal_stack_onstack), not at
+ * every thread's start (transparency_thread_start_fds). */
+static bool overcommit_strict(void)
+{
+	static int strict = -1; /* not read yet */
+	int known = __atomic_load_n(&strict, __ATOMIC_RELAXED);
+	if (known >= 0)
+		return known;
+	char mode = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/sys/vm/overcommit_memory",
+			      O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? syscall(SYS_read, fd, &mode, 1) : -1;
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	known = n != 1 || mode == '2'; /* unreadable: taken as strict */
+	__atomic_store_n(&strict, known, __ATOMIC_RELAXED);
+	return known;
+}
+
 /* Whether a reservation of address space costs the program nothing it budgets: not where an
  * address-space limit is set (it counts there), nor under strict overcommit (mode 2 ignores
  * MAP_NORESERVE and charges the whole mapping). */
@@ -49,14 +71,7 @@ static bool reserving_is_free(void)
 	struct rlimit as;
 	if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY)
 		return false;
-	char mode = 0;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/sys/vm/overcommit_memory",
-			      O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = syscall(SYS_read, fd, &mode, 1);
-	syscall(SYS_close, fd);
-	return n == 1 && mode != '2';
+	return !overcommit_strict();
 }
 
 static size_t wanted_size(const struct ctp_thread *t)
@@ -126,6 +141,7 @@ void ctp_signal_stack_onstack(void)
 	if (ctp_in_vfork_child())
 		return;
 	__atomic_store_n(&onstack_handlers, true, __ATOMIC_RELAXED);
+	(void)overcommit_strict(); /* read here, in the program's call, not at a thread's start */
 	struct ctp_thread *t = &ctp_tls_thread;
 	if (!ours_and_idle(t) || t->altstack_size >= wanted_size(t))
 		return;

@@ -21,6 +21,7 @@
 #include "preload/rings.h"
 #include "preload/stackmap.h"
 #include "preload/stations.h"
+#include "preload/own_fds.h"
 #include "preload/threads.h"
 #include "preload/walk_stack.h"
 
@@ -35,22 +36,47 @@ static void make_exit_key(void)
 	pthread_key_create(&exit_key, thread_exit);
 }
 
+/* /proc/self/maps, opened once per process (ctp_threads_open_maps) and kept as one of the
+ * preload's own fds: each new thread reads it for its stack's bounds. Opened at each thread's
+ * start, its fd took the lowest free number while it was open, and a thread of the program that
+ * opened a file meanwhile got another number than untraced (POSIX promises the lowest). */
+static int maps_fd = -1;
+
+void ctp_threads_close_maps(void)
+{
+	if (maps_fd >= 0)
+		ctp_own_fd_close(&maps_fd);
+}
+
+void ctp_threads_open_maps(void)
+{
+	ctp_threads_close_maps(); /* a fork child's names its parent's maps */
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	maps_fd = ctp_own_fd_move_high(fd);
+	ctp_own_fd_register(&maps_fd);
+}
+
 /* The mapping of /proc/self/maps that holds addr, read with raw syscalls and no allocation, on
  * the new thread's own stack: in pieces of a small buffer, as that stack may be the least glibc
  * allows (16 KiB, less the TLS). A line longer than the buffer (a long path) is skipped: a
- * thread's stack is an anonymous mapping, whose line is short. */
+ * thread's stack is an anonymous mapping, whose line is short. pread, at offsets of this
+ * thread's own, so that threads starting together each read the file whole. */
 static bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	int fd = __atomic_load_n(&maps_fd, __ATOMIC_RELAXED);
+	if (fd < 0 || !ctp_own_fd_valid(&maps_fd))
 		return false;
 	char buf[512];
 	size_t have = 0;
+	uint64_t at = 0;
 	bool found = false, skipping = false;
 	for (;;) {
-		long n = syscall(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
+		long n = syscall(SYS_pread64, fd, buf + have, sizeof(buf) - 1 - have, (off_t)at);
 		if (n <= 0)
 			break;
+		at += (uint64_t)n;
 		have += (size_t)n;
 		buf[have] = 0;
 		char *line = buf, *nl;
@@ -81,7 +107,6 @@ static bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi)
 			memmove(buf, line, have);
 		}
 	}
-	syscall(SYS_close, fd);
 	return found;
 }
 
@@ -214,6 +239,7 @@ static void take_child_tid(struct ctp_station *s, uint32_t tid)
 
 void ctp_threads_fork_child(void)
 {
+	ctp_threads_open_maps();
 	struct ctp_thread *t = &ctp_tls_thread;
 	if (t->state != CTP_THREAD_TRACING)
 		return;

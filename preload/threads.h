@@ -144,5 +144,9 @@ static inline void ctp_thread_leave(struct ctp_thread *t, int previous)
 	t->state = previous;
 }
 CTP_HIDDEN void ctp_threads_fork_child(void);
+/* Opens /proc/self/maps, which each new thread reads for its stack's bounds: at the start of
+ * tracing and in a fork child, while no other thread of the program runs. */
+CTP_HIDDEN void ctp_threads_open_maps(void);
+CTP_HIDDEN void ctp_threads_close_maps(void);
 
 #endif
