@@ -23,9 +23,9 @@ void ctp_deferred_memory_gone(struct ctp_proc *p)
 	p->walk_state = WALK_OFF;
 }
 
-/* The station chunk that holds station idx, checked against the mapping like every other
- * read of the segment. Chunks are equal in size: the one at position idx / count (in the order
- * found, or its reverse) is tried first, so that a process with many chunks costs no scan. */
+/* The station chunk that holds station idx. Chunks are equal in size and kept oldest first, in
+ * the order of their stations' indices: the one at position idx / count is tried first, so
+ * that a process with many chunks costs no scan. */
 static bool chunk_of(struct ctp_proc *p, uint32_t idx, struct ctp_chunk_ref *out)
 {
 	size_t n = p->nchunks;
@@ -35,26 +35,15 @@ static bool chunk_of(struct ctp_proc *p, uint32_t idx, struct ctp_chunk_ref *out
 		*out = p->chunk_hint;
 		return true;
 	}
-	for (size_t pass = 0; pass < n + 2; pass++) {
-		size_t i;
-		if (pass < 2) {
-			struct ctp_chunk_ref first;
-			struct ctp_block *b0 = ctp_view_at(&p->view, p->chunk_offs[0], sizeof(*b0));
-			if (!b0 ||
-			    !ctp_view_station_chunk(&p->view, b0, p->chunk_offs[0], &first) ||
-			    first.count == 0)
-				continue;
-			size_t guess = idx / first.count;
-			if (guess >= n)
-				continue;
-			i = pass == 0 ? guess : n - 1 - guess;
-		} else {
-			i = pass - 2;
-		}
-		struct ctp_block *b = ctp_view_at(&p->view, p->chunk_offs[i], sizeof(*b));
-		if (b && ctp_view_station_chunk(&p->view, b, p->chunk_offs[i], out) &&
-		    idx >= out->first && idx - out->first < out->count) {
-			p->chunk_hint = *out;
+	uint32_t per_chunk = p->chunks[0].ref.count;
+	size_t guess = per_chunk ? idx / per_chunk : n;
+	for (size_t pass = 0; pass < n + 1; pass++) {
+		size_t i = pass == 0 ? guess : pass - 1;
+		if (i >= n)
+			continue;
+		const struct ctp_chunk_ref *c = &p->chunks[i].ref;
+		if (c->count && idx >= c->first && idx - c->first < c->count) {
+			p->chunk_hint = *out = *c;
 			return true;
 		}
 	}

@@ -31,7 +31,7 @@ bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp
 void ctp_harvest_unmap(struct ctp_harvest *h)
 {
 	for (size_t i = 0; i < h->nrings; i++)
-		ctp_ring_window_unmap(&h->rings[i].window);
+		ctp_block_window_unmap(&h->rings[i].window);
 	ctp_header_unmap(h->header);
 	h->header = NULL;
 }
@@ -74,21 +74,19 @@ static void map_rings(struct ctp_harvest *h)
 		struct ctp_harvest_ring *r = &h->rings[i];
 		if (ring_mapped(r) || r->unsound)
 			continue;
-		char why[160];
-		bool retry;
-		if (ctp_ring_window_map(h->memfd, r->off, &r->window, &r->ref, &retry, why,
-					sizeof(why))) {
+		enum ctp_window_outcome got = ctp_block_window_open(
+			h->memfd, r->off, &r->window, h->pid, "ring", &h->unmapped_said);
+		if (got == CTP_WINDOW_LATER)
+			continue;
+		h->unmapped--;
+		struct ctp_block *b = got == CTP_WINDOW_MAPPED
+					      ? ctp_block_window_block(&r->window, r->off)
+					      : NULL;
+		if (b && ctp_view_ring(&r->window.view, b, r->off, &r->ref)) {
 			r->owner = CTP_LOAD_RELAXED(&r->ref.ring->owner);
-			h->unmapped--;
-		} else if (!retry) {
+		} else {
+			ctp_block_window_unmap(&r->window);
 			r->unsound = true;
-			h->unmapped--;
-		} else if (!h->unmapped_said) {
-			h->unmapped_said = true;
-			fprintf(stderr,
-				"ctp-collector: pid %u: cannot map a new ring: %s; it is read once "
-				"it can be\n",
-				h->pid, why);
 		}
 	}
 }
@@ -106,11 +104,7 @@ static void follow_growth(struct ctp_harvest *h)
 		 * Records of a thread that started later often name coroutines an older thread
 		 * created (an M:N scheduler's main thread creates, its workers run them): in one
 		 * pass the creation is then read first. */
-		for (size_t i = known, j = h->nrings; i + 1 < j; i++, j--) {
-			struct ctp_harvest_ring t = h->rings[i];
-			h->rings[i] = h->rings[j - 1];
-			h->rings[j - 1] = t;
-		}
+		ctp_blocks_oldest_first(h->rings, known, h->nrings, sizeof(*h->rings));
 	}
 	if (h->unmapped)
 		map_rings(h);

@@ -1,5 +1,5 @@
 /* One traced process's rings as the harvester thread sees them: its own mappings of the
- * segment's header and of each ring (collector/ring_window.h), and the spool their records are
+ * segment's header and of each ring (collector/block_window.h), and the spool their records are
  * moved to. Harvesting copies whole
  * published records out of each ring into the spool, frees the ring (advances its tail) and
  * notes how many records the producer dropped since the last look; nothing more, so that it
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "collector/ring_window.h"
+#include "collector/block_window.h"
 #include "collector/spool.h"
 #include "ctp/segment_view.h"
 
@@ -46,9 +46,9 @@ struct ctp_spool_batch {
 _Static_assert(sizeof(struct ctp_spool_batch) % 8 == 0, "records after a batch stay aligned");
 
 struct ctp_harvest_ring {
-	uint64_t off;		       /* block offset in the segment */
-	struct ctp_ring_window window; /* not mapped yet: tried again at every pass */
-	struct ctp_ring_ref ref;       /* in window, once mapped */
+	uint64_t off;			/* block offset in the segment */
+	struct ctp_block_window window; /* not mapped yet: tried again at every pass */
+	struct ctp_ring_ref ref;	/* in window, once mapped */
 	uint32_t owner;
 	uint64_t last_dropped; /* ring->dropped when last looked at */
 	uint64_t unstored;     /* records lost for want of spool memory, not yet in a batch */

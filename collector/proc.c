@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "collector/records.h"
-#include "collector/segmap.h"
+#include "collector/block_window.h"
 #include "ctp/atomics.h"
 
 /* The final drain takes this much per ring and pass, converting in between, so that the spool
@@ -27,6 +27,8 @@ static const struct ctp_header *header(const struct ctp_proc *p)
 {
 	return (const struct ctp_header *)p->view.base;
 }
+
+static void read_modules(void *ctx, struct ctp_symcache *c);
 
 struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid, uint32_t ppid,
 			       struct ctp_spool_budget *budget, char *why, size_t why_len)
@@ -50,21 +52,33 @@ struct ctp_proc *ctp_proc_open(struct ctp_collector *c, int memfd, uint32_t pid,
 	p->ppid = ppid;
 	p->memfd = memfd;
 	ctp_ended_coros_init(&p->ended);
-	bool changed;
-	if (!ctp_segmap_map(memfd, &p->view, &changed, why, why_len)) {
+	struct ctp_header *h = ctp_header_map(memfd, why, why_len);
+	if (!h) {
 		free(p);
 		return NULL;
 	}
+	p->view = (struct ctp_segment_view){.base = (uint8_t *)h, .size = sizeof(*h)};
 	if (!ctp_view_check_header(&p->view, why, why_len) ||
 	    !ctp_harvest_init(&p->hv, memfd, pid, budget, why, why_len)) {
-		ctp_segmap_unmap(&p->view);
+		ctp_header_unmap(h);
 		free(p);
 		return NULL;
 	}
 	p->clock_kind = header(p)->clock_kind;
-	ctp_segmap_growth_init(&p->growth, &p->view);
-	ctp_symcache_read_modules(&p->syms, &p->view);
+	p->modules = (struct ctp_module_source){.read = read_modules, .ctx = p};
+	ctp_proc_follow_growth(p);
+	read_modules(p, &p->syms);
 	return p;
+}
+
+static void unmap_chunks(struct ctp_proc *p)
+{
+	for (size_t i = 0; i < p->nchunks; i++)
+		ctp_block_window_unmap(&p->chunks[i].window);
+	for (size_t i = 0; i < p->nmod_chunks; i++)
+		ctp_block_window_unmap(&p->mod_chunks[i].window);
+	p->nchunks = p->nmod_chunks = 0;
+	p->chunk_hint.count = 0;
 }
 
 void ctp_proc_free(struct ctp_proc *p)
@@ -72,11 +86,13 @@ void ctp_proc_free(struct ctp_proc *p)
 	ctp_deferred_memory_gone(p);
 	ctp_deferred_free(p);
 	ctp_harvest_fini(&p->hv);
-	ctp_segmap_unmap(&p->view);
+	unmap_chunks(p);
+	ctp_header_unmap((struct ctp_header *)p->view.base);
 	if (p->memfd >= 0)
 		close(p->memfd);
 	free(p->rings);
-	free(p->chunk_offs);
+	free(p->chunks);
+	free(p->mod_chunks);
 	ctp_coro_table_free(&p->coros);
 	ctp_ended_coros_free(&p->ended);
 	ctp_stack_table_free(&p->stacks);
@@ -85,31 +101,99 @@ void ctp_proc_free(struct ctp_proc *p)
 	free(p);
 }
 
-/* The converter walks the blocks for the station chunks; the rings are the harvester's. */
-static void visit_station_block(void *ctx, struct ctp_block *b, uint64_t off)
+/* The converter's blocks are the station and module chunks; the rings are the harvester's. A
+ * chunk is noted when found and mapped by map_chunks. */
+static void note_block(void *ctx, uint32_t kind, uint64_t off)
 {
 	struct ctp_proc *p = ctx;
-	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS)
-		return;
-	struct ctp_chunk_ref ref;
-	if (!ctp_view_station_chunk(&p->view, b, off, &ref))
-		return;
-	if (p->nchunks == p->chunks_cap) {
-		p->chunks_cap = p->chunks_cap ? p->chunks_cap * 2 : 8;
-		p->chunk_offs = ctp_xrealloc(p->chunk_offs, p->chunks_cap * sizeof(uint64_t));
+	if (kind == CTP_BLOCK_STATIONS) {
+		if (p->nchunks == p->chunks_cap) {
+			p->chunks_cap = p->chunks_cap ? p->chunks_cap * 2 : 8;
+			p->chunks = ctp_xrealloc(p->chunks, p->chunks_cap * sizeof(*p->chunks));
+		}
+		p->chunks[p->nchunks++] = (struct ctp_proc_chunk){.off = off};
+		p->unmapped++;
+	} else if (kind == CTP_BLOCK_MODULES) {
+		if (p->nmod_chunks == p->mod_chunks_cap) {
+			p->mod_chunks_cap = p->mod_chunks_cap ? p->mod_chunks_cap * 2 : 4;
+			p->mod_chunks = ctp_xrealloc(p->mod_chunks,
+						     p->mod_chunks_cap * sizeof(*p->mod_chunks));
+		}
+		p->mod_chunks[p->nmod_chunks++] = (struct ctp_proc_mod_chunk){.off = off};
+		p->unmapped++;
 	}
-	p->chunk_offs[p->nchunks++] = off;
+}
+
+/* Maps a chunk found and not mapped yet; true when it is mapped now. One that cannot be mapped
+ * is tried again at the next look. */
+static bool open_chunk(struct ctp_proc *p, uint64_t off, struct ctp_block_window *w, bool *unsound,
+		       const char *what)
+{
+	enum ctp_window_outcome got =
+		ctp_block_window_open(p->memfd, off, w, p->pid, what, &p->unmapped_said);
+	if (got == CTP_WINDOW_LATER)
+		return false;
+	p->unmapped--;
+	*unsound = got == CTP_WINDOW_NEVER;
+	return !*unsound;
+}
+
+static void map_chunks(struct ctp_proc *p)
+{
+	for (size_t i = 0; i < p->nchunks && p->unmapped; i++) {
+		struct ctp_proc_chunk *c = &p->chunks[i];
+		if (c->window.view.base || c->unsound ||
+		    !open_chunk(p, c->off, &c->window, &c->unsound, "station chunk"))
+			continue;
+		struct ctp_block *b = ctp_block_window_block(&c->window, c->off);
+		if (!b || !ctp_view_station_chunk(&c->window.view, header(p), b, c->off, &c->ref)) {
+			ctp_block_window_unmap(&c->window);
+			c->unsound = true;
+		}
+	}
+	for (size_t i = 0; i < p->nmod_chunks && p->unmapped; i++) {
+		struct ctp_proc_mod_chunk *m = &p->mod_chunks[i];
+		if (!m->window.view.base && !m->unsound)
+			open_chunk(p, m->off, &m->window, &m->unsound, "module chunk");
+	}
 }
 
 void ctp_proc_follow_growth(struct ctp_proc *p)
 {
 	if (!p->view.base)
 		return;
-	if (!ctp_segmap_follow(&p->growth, p->memfd, p->pid, &p->view))
-		return;
-	p->nchunks = 0;
-	p->chunk_hint.count = 0; /* it points into the old mapping */
-	ctp_view_blocks(&p->view, visit_station_block, p);
+	uint64_t head = CTP_LOAD_ACQUIRE(&header(p)->blocks_head);
+	if (head != p->walked_head) {
+		size_t chunks = p->nchunks, mods = p->nmod_chunks;
+		ctp_file_blocks(p->memfd, head, p->walked_head, note_block, p);
+		p->walked_head = head;
+		ctp_blocks_oldest_first(p->chunks, chunks, p->nchunks, sizeof(*p->chunks));
+		ctp_blocks_oldest_first(p->mod_chunks, mods, p->nmod_chunks,
+					sizeof(*p->mod_chunks));
+	}
+	if (p->unmapped)
+		map_chunks(p);
+}
+
+/* The symbol cache's source of modules (ctp_module_source): the module chunks mapped, newest
+ * first, each read again for entries added since (a dlopen). */
+static void read_modules(void *ctx, struct ctp_symcache *c)
+{
+	struct ctp_proc *p = ctx;
+	ctp_proc_follow_growth(p);
+	struct ctp_module_ref refs[CTP_SYMCACHE_MODULE_CHUNKS];
+	size_t n = 0;
+	uint64_t total = 0;
+	for (size_t i = p->nmod_chunks; i-- > 0 && n < CTP_SYMCACHE_MODULE_CHUNKS;) {
+		struct ctp_proc_mod_chunk *m = &p->mod_chunks[i];
+		struct ctp_block *b =
+			m->window.view.base ? ctp_block_window_block(&m->window, m->off) : NULL;
+		if (b && ctp_view_module_chunk(&m->window.view, b, m->off, &refs[n])) {
+			total += refs[n].count;
+			n++;
+		}
+	}
+	ctp_symcache_add_modules(c, refs, n, total);
 }
 
 static void report_corrupt(struct ctp_proc *p, struct ctp_ring_state *rs, const char *what)
@@ -313,7 +397,7 @@ void ctp_proc_drain(struct ctp_proc *p)
 	ctp_proc_release_until(p, UINT64_MAX);
 	uint32_t rings_unread = p->hv.unmapped;
 	/* The final states come from every station chunk there is; the harvester's mappings are
-	 * no longer needed, and their room may let this one grow. */
+	 * no longer needed, and their room may let the last chunks be mapped. */
 	ctp_harvest_unmap(&p->hv);
 	ctp_proc_follow_growth(p);
 	if (rings_unread)
@@ -322,9 +406,11 @@ void ctp_proc_drain(struct ctp_proc *p)
 			"%s are missing and not counted as lost\n",
 			p->pid, rings_unread, rings_unread == 1 ? "" : "s",
 			rings_unread == 1 ? "it" : "them");
-	if (p->growth.behind)
+	if (p->unmapped)
 		fprintf(stderr,
-			"ctp-collector: pid %u: the segment's last growth, to %llu MiB, could "
-			"never be mapped: the final states of coroutines made since are missing\n",
-			p->pid, (unsigned long long)(p->growth.seen_segment_size >> 20));
+			"ctp-collector: pid %u: %u station or module chunk%s could never be "
+			"mapped: the final states of the coroutines in %s, or the names of the "
+			"modules, are missing\n",
+			p->pid, p->unmapped, p->unmapped == 1 ? "" : "s",
+			p->unmapped == 1 ? "it" : "them");
 }

@@ -1,7 +1,7 @@
-/* One traced process as the collector sees it: its mapped segment, the state of each of its
- * rings, and what it has told so far (coroutines, stacks, symbols). The harvester thread moves
- * its ring records into a spool (collector/harvest.h); converting, on the main thread, turns
- * spooled records into trace lines; ending writes the final state of every coroutine. */
+/* One traced process as the collector sees it: its segment's header and chunks, the state of
+ * each of its rings, and what it has told so far (coroutines, stacks, symbols). The harvester
+ * thread moves its ring records into a spool (collector/harvest.h); converting, on the main thread,
+ * turns spooled records into trace lines; ending writes the final state of every coroutine. */
 #ifndef CTP_COLLECTOR_PROC_H
 #define CTP_COLLECTOR_PROC_H
 
@@ -14,7 +14,7 @@
 #include "collector/ended_coros.h"
 #include "collector/harvest.h"
 #include "collector/reorder.h"
-#include "collector/segmap.h"
+#include "collector/block_window.h"
 #include "ctp/stack_table.h"
 #include "ctp/symcache.h"
 #include "ctp/segment_view.h"
@@ -35,8 +35,14 @@ struct ctp_proc {
 	struct ctp_collector *c;
 	uint32_t pid, ppid;
 	int memfd;
-	struct ctp_segment_view view; /* the converter's mapping; base == NULL once unmapped */
-	struct ctp_segmap_growth growth;
+	/* The converter's mappings (collector/block_window.h): the header's page, as a view from
+	 * the segment's start (base == NULL once unmapped), and each station chunk and module
+	 * chunk in a window of its own, never unmapped before the process's end, so that what
+	 * points into one stays good. */
+	struct ctp_segment_view view;
+	uint64_t walked_head; /* header.blocks_head when the block list was last walked */
+	uint32_t unmapped;    /* chunks found whose window could not be mapped yet */
+	bool unmapped_said;
 	struct ctp_harvest hv; /* the rings, the harvester's mappings and the spool */
 	uint32_t clock_kind;
 	bool exec_sent;		    /* sent EXEC: its end is an exec, not an exit */
@@ -49,11 +55,25 @@ struct ctp_proc {
 	uint64_t pass_last, pass_before; /* marks of the last two harvest passes (CTP_SPOOL_PASS) */
 	struct ctp_ring_state *rings;	 /* indexed like hv.rings */
 	size_t nrings, rings_cap;
-	uint64_t *chunk_offs; /* station chunks */
+	/* Station chunks, oldest first (the order of their stations' indices); ref.count == 0
+	 * until mapped (or when unsound). */
+	struct ctp_proc_chunk {
+		uint64_t off;
+		struct ctp_block_window window;
+		struct ctp_chunk_ref ref;
+		bool unsound;
+	} * chunks;
 	size_t nchunks, chunks_cap;
-	/* The chunk last found by a station index (deferred_stacks.c), checked against the
-	 * current mapping; count == 0 when none. Most processes have one chunk, and each switch
-	 * record asks for a station. */
+	/* Module chunks, oldest first; read by the symbol cache through `modules`. */
+	struct ctp_proc_mod_chunk {
+		uint64_t off;
+		struct ctp_block_window window;
+		bool unsound;
+	} * mod_chunks;
+	size_t nmod_chunks, mod_chunks_cap;
+	struct ctp_module_source modules;
+	/* The chunk last found by a station index (deferred_stacks.c); count == 0 when none.
+	 * Most processes have one chunk, and each switch record asks for a station. */
 	struct ctp_chunk_ref chunk_hint;
 	/* The latest suspend of each coroutine among the records queued, by a hash of its id
 	 * (deferred_stacks.c, ctp_deferred_note_queued). */
@@ -102,9 +122,10 @@ void ctp_proc_release_until(struct ctp_proc *p, uint64_t until);
  * the spool bytes converted. Main thread only. */
 uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes);
 
-/* Follows the segment's growth in the converter's own mapping, and the station chunks in it:
- * records converted now, and snapshots and final states, may name coroutines whose stations lie
- * in blocks added since the last look. Cheap when nothing was added. Main thread only. */
+/* Follows the segment's growth: maps the station and module chunks added since the last look
+ * (and those it could not map before): records converted now, and snapshots and final states,
+ * may name coroutines whose stations lie in blocks added since. Cheap when nothing was added.
+ * Main thread only. */
 void ctp_proc_follow_growth(struct ctp_proc *p);
 
 /* Reads every ring until it is empty (bounded, for a process that is still writing) and

@@ -36,7 +36,7 @@ void ctp_proc_coro_end(struct ctp_proc *p, struct ctp_coro *c, uint32_t how, uin
 const struct ctp_sym *ctp_proc_symbol(struct ctp_proc *p, uint64_t addr, bool return_address)
 {
 	const struct ctp_sym *s = ctp_symcache_lookup(
-		&p->syms, p->c->sym, p->view.base ? &p->view : NULL, addr, return_address);
+		&p->syms, p->c->sym, p->view.base ? &p->modules : NULL, addr, return_address);
 	for (; p->modules_written < p->syms.nmods; p->modules_written++)
 		ctp_emit_module(&p->c->em, p->pid, &p->syms.mods[p->modules_written]);
 	return s;
@@ -124,10 +124,10 @@ void ctp_proc_each_station(struct ctp_proc *p, ctp_station_fn fn, void *ctx)
 	const struct ctp_header *h = (const struct ctp_header *)p->view.base;
 	uint32_t handed_out = CTP_LOAD_ACQUIRE(&h->station_count);
 	for (size_t i = 0; i < p->nchunks; i++) {
-		struct ctp_block *b = ctp_view_at(&p->view, p->chunk_offs[i], sizeof(*b));
-		struct ctp_chunk_ref ref;
-		if (!b || !ctp_view_station_chunk(&p->view, b, p->chunk_offs[i], &ref) ||
-		    ref.first >= handed_out)
+		/* A copy: fn may look a symbol up, which may find chunks added since, and the
+		 * array may move (the windows do not). */
+		struct ctp_chunk_ref ref = p->chunks[i].ref;
+		if (ref.count == 0 || ref.first >= handed_out)
 			continue;
 		uint32_t upto =
 			handed_out - ref.first < ref.count ? handed_out - ref.first : ref.count;
@@ -189,7 +189,9 @@ void ctp_proc_announce_station(struct ctp_proc *p, struct ctp_coro *c,
 		.ts = ctp_proc_ts(p, s->created),
 	};
 	if (s->entry)
-		l.entry = ctp_symcache_lookup(&p->syms, p->c->sym, &p->view, s->entry, false)->sym;
+		l.entry = ctp_symcache_lookup(&p->syms, p->c->sym,
+					      p->view.base ? &p->modules : NULL, s->entry, false)
+				  ->sym;
 	c->flags |= CTP_CORO_ANNOUNCED;
 	ctp_emit_coro(&p->c->em, &l);
 }

@@ -118,10 +118,9 @@ bool ctp_view_ring(const struct ctp_segment_view *v, struct ctp_block *block, ui
 	return true;
 }
 
-bool ctp_view_station_chunk(const struct ctp_segment_view *v, struct ctp_block *block, uint64_t off,
-			    struct ctp_chunk_ref *out)
+bool ctp_view_station_chunk(const struct ctp_segment_view *v, const struct ctp_header *h,
+			    struct ctp_block *block, uint64_t off, struct ctp_chunk_ref *out)
 {
-	const struct ctp_header *h = (const struct ctp_header *)v->base;
 	if (block->kind != CTP_BLOCK_STATIONS ||
 	    !ctp_view_at(v, off, sizeof(struct ctp_station_chunk)))
 		return false;

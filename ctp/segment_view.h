@@ -14,7 +14,7 @@ struct ctp_segment_view {
 	uint8_t *base;
 	uint64_t size;	 /* bytes mapped by the reader */
 	uint64_t origin; /* the file offset at base: 0 for a mapping of the whole segment, a
-			    window's start for one of a single block (collector/ring_window.h) */
+			    window's start for one of a single block (collector/block_window.h) */
 };
 
 /* Checks magic, version and the header's self-description. On failure returns false and puts a
@@ -30,7 +30,7 @@ bool ctp_view_frames_as_untraced(const struct ctp_segment_view *v, uint64_t *fra
 
 /* Pointer to [off, off + len) (file offsets) or NULL when that range is not inside the mapping.
  * The functions that read the header (the block walks, ctp_view_check_header,
- * ctp_view_station_chunk, ctp_view_frames_as_untraced) take a view of the whole segment. */
+ * ctp_view_frames_as_untraced) take a view from the segment's start. */
 void *ctp_view_at(const struct ctp_segment_view *v, uint64_t off, uint64_t len);
 
 /* Walks the block list from header.blocks_head. Calls `visit` for each block whose header lies
@@ -54,7 +54,8 @@ struct ctp_ring_ref {
 bool ctp_view_ring(const struct ctp_segment_view *v, struct ctp_block *block, uint64_t off,
 		   struct ctp_ring_ref *out);
 
-/* A station chunk checked against the mapping and the header's station_size. */
+/* A station chunk checked against the mapping and the station_size of the header `h` (the
+ * segment's, in v or in a mapping of its own). */
 struct ctp_chunk_ref {
 	uint8_t *stations; /* station `first` */
 	uint32_t first;
@@ -62,8 +63,8 @@ struct ctp_chunk_ref {
 	uint32_t station_size;
 	uint32_t depth;
 };
-bool ctp_view_station_chunk(const struct ctp_segment_view *v, struct ctp_block *block, uint64_t off,
-			    struct ctp_chunk_ref *out);
+bool ctp_view_station_chunk(const struct ctp_segment_view *v, const struct ctp_header *h,
+			    struct ctp_block *block, uint64_t off, struct ctp_chunk_ref *out);
 
 static inline struct ctp_station *ctp_chunk_station(const struct ctp_chunk_ref *c, uint32_t i)
 {

@@ -63,9 +63,21 @@ static void add_chunk(struct ctp_symcache *c, const struct ctp_module_ref *ref)
 	}
 }
 
+void ctp_symcache_add_modules(struct ctp_symcache *c, const struct ctp_module_ref *refs, size_t n,
+			      uint64_t total)
+{
+	if (total == c->mods_seen)
+		return; /* nothing was added since the last read */
+	c->mods_seen = total;
+	/* Blocks are listed newest first; copy the oldest first so the main program comes
+	 * before what it dlopened. */
+	for (size_t i = n; i-- > 0;)
+		add_chunk(c, &refs[i]);
+}
+
 struct walk {
 	const struct ctp_segment_view *v;
-	struct ctp_module_ref refs[64];
+	struct ctp_module_ref refs[CTP_SYMCACHE_MODULE_CHUNKS];
 	size_t nrefs;
 	uint64_t total;
 };
@@ -78,7 +90,7 @@ static void visit_block(void *ctx, struct ctp_block *b, uint64_t off)
 	    !ctp_view_module_chunk(w->v, b, off, &ref))
 		return;
 	w->total += ref.count;
-	if (w->nrefs < sizeof(w->refs) / sizeof(w->refs[0]))
+	if (w->nrefs < CTP_SYMCACHE_MODULE_CHUNKS)
 		w->refs[w->nrefs++] = ref;
 }
 
@@ -86,13 +98,12 @@ void ctp_symcache_read_modules(struct ctp_symcache *c, const struct ctp_segment_
 {
 	struct walk w = {.v = v};
 	ctp_view_blocks(v, visit_block, &w);
-	if (w.total == c->mods_seen)
-		return; /* nothing was added since the last read */
-	c->mods_seen = w.total;
-	/* Blocks are listed newest first; copy the oldest first so the main program comes
-	 * before what it dlopened. */
-	for (size_t i = w.nrefs; i-- > 0;)
-		add_chunk(c, &w.refs[i]);
+	ctp_symcache_add_modules(c, w.refs, w.nrefs, w.total);
+}
+
+void ctp_symcache_read_modules_of(void *view, struct ctp_symcache *c)
+{
+	ctp_symcache_read_modules(c, view);
 }
 
 static const struct ctp_module_copy *module_of(const struct ctp_symcache *c, uint64_t addr)
@@ -132,7 +143,7 @@ void ctp_symcache_reserve(struct ctp_symcache *c, size_t n)
 }
 
 const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_symbolizer *s,
-					  const struct ctp_segment_view *v, uint64_t addr,
+					  const struct ctp_module_source *src, uint64_t addr,
 					  bool return_address)
 {
 	uint64_t key = (addr & ~ENTRY_BIT) | (return_address ? 0 : ENTRY_BIT);
@@ -144,9 +155,9 @@ const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_sym
 			return &c->slots[j];
 
 	const struct ctp_module_copy *m = module_of(c, addr);
-	if (!m && v) {
+	if (!m && src && src->read) {
 		/* Perhaps a module loaded (dlopen) since the table was last read. */
-		ctp_symcache_read_modules(c, v);
+		src->read(src->ctx, c);
 		m = module_of(c, addr);
 	}
 	struct ctp_sym *e = &c->slots[j];

@@ -41,8 +41,26 @@ struct ctp_symcache {
 
 void ctp_symcache_free(struct ctp_symcache *c);
 
-/* Reads the segment's module blocks and adds modules not copied yet. */
+/* The module chunks one read takes: a process has one for every 64 modules it loaded. */
+#define CTP_SYMCACHE_MODULE_CHUNKS 64
+
+/* Adds the modules of `n` module chunks (checked refs, newest first, as the block list has
+ * them) not copied yet; `total` is how many entries they hold in all, which says whether any
+ * was added since the last read. */
+void ctp_symcache_add_modules(struct ctp_symcache *c, const struct ctp_module_ref *refs, size_t n,
+			      uint64_t total);
+
+/* Reads the module blocks of a whole mapping of the segment and adds modules not copied yet. */
 void ctp_symcache_read_modules(struct ctp_symcache *c, const struct ctp_segment_view *v);
+
+/* Where a lookup finds modules loaded since the table was last read (dlopen): `read` adds
+ * them to the cache. */
+struct ctp_module_source {
+	void (*read)(void *ctx, struct ctp_symcache *c);
+	void *ctx;
+};
+/* A `read` for a whole mapping of the segment: ctx is its struct ctp_segment_view. */
+void ctp_symcache_read_modules_of(void *view, struct ctp_symcache *c);
 
 /* Makes room for `n` addresses not looked up yet, so that the entries the next `n` lookups
  * return stay valid together: a lookup that grows the cache moves every entry, and a caller
@@ -51,10 +69,10 @@ void ctp_symcache_reserve(struct ctp_symcache *c, size_t n);
 
 /* Symbolizes `addr` (a return address of an unwound stack, or an entry function when
  * `return_address` is false), once per address. The entry stays valid until a later lookup
- * grows the cache (see ctp_symcache_reserve). `v` is the process's mapping, re-read for new
- * modules when the address is in none known (dlopen); it may be NULL once the mapping is gone. */
+ * grows the cache (see ctp_symcache_reserve). `src` is read for new modules when the address is
+ * in none known (dlopen); it may be NULL once the process's segment is gone. */
 const struct ctp_sym *ctp_symcache_lookup(struct ctp_symcache *c, struct ctp_symbolizer *s,
-					  const struct ctp_segment_view *v, uint64_t addr,
+					  const struct ctp_module_source *src, uint64_t addr,
 					  bool return_address);
 
 #endif

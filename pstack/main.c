@@ -214,7 +214,7 @@ static int pstack_main(int argc, char **argv)
 		.groups = &groups,
 		.syms = &syms,
 		.symbolizer = symbols ? ctp_symbolizer_new() : NULL,
-		.segment = &src.view,
+		.modules = {ctp_symcache_read_modules_of, &src.view},
 		.command = pi.command,
 		.core = src.core ? &facts : NULL,
 		.full_names = full_names,

@@ -80,7 +80,9 @@ static void each_station(struct walk *w, struct ctp_block *b, uint64_t off,
 {
 	struct ctp_chunk_ref ref;
 	if (CTP_LOAD_RELAXED(&b->kind) != CTP_BLOCK_STATIONS ||
-	    !ctp_view_station_chunk(&w->src->view, b, off, &ref) || ref.first >= w->handed_out)
+	    !ctp_view_station_chunk(&w->src->view, (const struct ctp_header *)w->src->view.base, b,
+				    off, &ref) ||
+	    ref.first >= w->handed_out)
 		return;
 	uint32_t upto =
 		w->handed_out - ref.first < ref.count ? w->handed_out - ref.first : ref.count;

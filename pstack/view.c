@@ -6,7 +6,7 @@
 
 const struct ctp_sym *pstack_symbol(struct pstack_view *v, uint64_t addr, bool return_address)
 {
-	return ctp_symcache_lookup(v->syms, v->symbolizer, v->segment, addr, return_address);
+	return ctp_symcache_lookup(v->syms, v->symbolizer, &v->modules, addr, return_address);
 }
 
 const char *pstack_state_name(uint32_t state)

@@ -23,11 +23,11 @@ struct pstack_view {
 	const struct pstack_snapshot *snap;
 	const struct pstack_groups *groups;
 	struct ctp_symcache *syms;
-	struct ctp_symbolizer *symbolizer;	/* NULL: addresses only */
-	const struct ctp_segment_view *segment; /* for modules loaded since the table was read */
-	const char *command;			/* the process's command line, for the header */
-	const struct pstack_core_facts *core;	/* NULL: a live process */
-	bool full_names;			/* text: C++ names with their template arguments */
+	struct ctp_symbolizer *symbolizer;    /* NULL: addresses only */
+	struct ctp_module_source modules;     /* for modules loaded since the table was read */
+	const char *command;		      /* the process's command line, for the header */
+	const struct pstack_core_facts *core; /* NULL: a live process */
+	bool full_names;		      /* text: C++ names with their template arguments */
 	FILE *out;
 };
 

@@ -66,7 +66,7 @@ static int setup(void **state)
 	hd->segment_max = SEG_SIZE;
 	struct ctp_ring *ring = (struct ctp_ring *)(f->seg + RING_OFF);
 	ring->block.kind = CTP_BLOCK_RING;
-	ring->block.size = sizeof(*ring);
+	ring->block.size = DATA_OFF + RING_CAPACITY - RING_OFF; /* its data inside it */
 	ring->owner = PID;
 	ring->capacity = RING_CAPACITY;
 	ring->data_off = DATA_OFF;

@@ -307,7 +307,8 @@ static void good_station_chunk_is_accepted(void **state)
 	uint32_t ssize = ctp_station_size(DEPTH);
 	struct ctp_station_chunk *c = put_chunk(256, 8, 4, SEG_SIZE - 4 * ssize);
 	struct ctp_chunk_ref ref;
-	assert_true(ctp_view_station_chunk(&view, &c->block, 256, &ref));
+	assert_true(ctp_view_station_chunk(&view, (const struct ctp_header *)seg, &c->block, 256,
+					   &ref));
 	assert_ptr_equal(ref.stations, seg + SEG_SIZE - 4 * ssize);
 	assert_int_equal(ref.first, 8);
 	assert_int_equal(ref.count, 4);
@@ -346,7 +347,8 @@ static void bad_station_chunks_are_refused(void **state)
 			b->size = 32;
 		}
 		struct ctp_chunk_ref ref;
-		if (ctp_view_station_chunk(&view, b, cases[i].off, &ref))
+		if (ctp_view_station_chunk(&view, (const struct ctp_header *)seg, b, cases[i].off,
+					   &ref))
 			fail_msg("%s: chunk accepted", cases[i].what);
 	}
 
@@ -355,7 +357,8 @@ static void bad_station_chunks_are_refused(void **state)
 	struct ctp_station_chunk *c = put_chunk(256, 0, 1, 1024);
 	struct ctp_chunk_ref ref;
 	hdr()->station_size = sizeof(struct ctp_station) - 8;
-	assert_false(ctp_view_station_chunk(&view, &c->block, 256, &ref));
+	assert_false(ctp_view_station_chunk(&view, (const struct ctp_header *)seg, &c->block, 256,
+					    &ref));
 }
 
 /* The reader copies ref.depth frames from each station, so a chunk ref must never promise more
@@ -370,7 +373,7 @@ static void station_chunk_depth_fits_station_size(void **state)
 	assert_true(ctp_view_check_header(&view, why, sizeof(why)));
 	hdr()->stack_depth = CTP_MAX_STACK_DEPTH; /* changed after the check */
 	struct ctp_chunk_ref ref;
-	if (ctp_view_station_chunk(&view, &c->block, 256, &ref) &&
+	if (ctp_view_station_chunk(&view, (const struct ctp_header *)seg, &c->block, 256, &ref) &&
 	    sizeof(struct ctp_station) + 8ull * ref.depth > ref.station_size)
 		fail_msg("chunk ref promises %u frames in stations of %u bytes", ref.depth,
 			 ref.station_size);

@@ -4,9 +4,9 @@
 # the collector lifts its own to the hard limit. Under 976 MiB, six threads switching flat out
 # grow the segment (their rings grow to 16 MiB) past what the collector could map when it
 # mapped the segment whole in each of its threads: it stopped harvesting every ring and lost
-# more than half the switches without counting them ("0 events lost"). Now its harvester maps
-# each ring on its own, and the converter grows its mapping in place: the loss is counted, or,
-# where a ring could never be mapped, said.
+# more than half the switches without counting them ("0 events lost"). Now each of its threads
+# maps the blocks it reads on its own (the harvester the rings, the converter the station and
+# module chunks): the loss is counted, or, where a ring could never be mapped, said.
 source "$CTP_SOURCE_DIR/test/integration/lib.sh"
 
 # limited NAME KB ULIMIT-OPTIONS -- PROGRAM ARGS: traces PROGRAM under `ulimit OPTIONS KB`.

@@ -1,4 +1,4 @@
-#include "collector/ring_window.h"
+#include "collector/block_window.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -69,47 +69,61 @@ uint64_t ctp_file_blocks(int memfd, uint64_t head, uint64_t stop, ctp_file_block
 	return n;
 }
 
-bool ctp_ring_window_map(int memfd, uint64_t off, struct ctp_ring_window *w,
-			 struct ctp_ring_ref *ref, bool *retry, char *why, size_t why_len)
+void ctp_blocks_oldest_first(void *array, size_t from, size_t n, size_t size)
+{
+	uint8_t *a = array;
+	for (size_t i = from, j = n; i + 1 < j; i++, j--)
+		for (size_t k = 0; k < size; k++) {
+			uint8_t t = a[i * size + k];
+			a[i * size + k] = a[(j - 1) * size + k];
+			a[(j - 1) * size + k] = t;
+		}
+}
+
+bool ctp_block_window_map(int memfd, uint64_t off, struct ctp_block_window *w, bool *retry,
+			  char *why, size_t why_len)
 {
 	*retry = false;
 	uint64_t size = file_size(memfd);
-	struct ctp_ring r;
-	if (off > size || !read_at(memfd, &r, sizeof(r), off))
+	struct ctp_block b;
+	if (off % 8 != 0 || off > size || !read_at(memfd, &b, sizeof(b), off) ||
+	    b.size < sizeof(b) || b.size > size - off)
 		return false;
-	/* The window runs from the ring's header through its data, wherever the producer put the
-	 * data (right after the header, by ctp/CTP.md, but a window trusts no offset). */
-	uint64_t lo = off, hi = off + sizeof(r);
-	if (r.data_off > size || r.capacity > size - r.data_off)
-		return false;
-	if (r.data_off < lo)
-		lo = r.data_off;
-	if (r.data_off + r.capacity > hi)
-		hi = r.data_off + r.capacity;
-	if (hi > size)
-		return false;
-	lo -= lo % page_size();
+	uint64_t lo = off - off % page_size(), hi = off + b.size;
 	void *base =
 		mmap(NULL, (size_t)(hi - lo), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, (off_t)lo);
 	if (base == MAP_FAILED) {
 		*retry = true;
-		snprintf(why, why_len, "mmap of a ring of %llu bytes: %s",
+		snprintf(why, why_len, "mmap of a block of %llu bytes: %s",
 			 (unsigned long long)(hi - lo), strerror(errno));
 		return false;
 	}
 	w->view = (struct ctp_segment_view){.base = base, .size = hi - lo, .origin = lo};
-	/* Checked again in the mapping: the process may have changed the ring since it was read. */
-	struct ctp_block *b = ctp_view_at(&w->view, off, sizeof(struct ctp_ring));
-	if (!b || !ctp_view_ring(&w->view, b, off, ref)) {
-		ctp_ring_window_unmap(w);
-		return false;
-	}
 	return true;
 }
 
-void ctp_ring_window_unmap(struct ctp_ring_window *w)
+void ctp_block_window_unmap(struct ctp_block_window *w)
 {
 	if (w->view.base)
 		munmap(w->view.base, (size_t)w->view.size);
 	w->view = (struct ctp_segment_view){0};
+}
+
+enum ctp_window_outcome ctp_block_window_open(int memfd, uint64_t off, struct ctp_block_window *w,
+					      uint32_t pid, const char *what, bool *said)
+{
+	char why[160];
+	bool retry;
+	if (ctp_block_window_map(memfd, off, w, &retry, why, sizeof(why)))
+		return CTP_WINDOW_MAPPED;
+	if (!retry)
+		return CTP_WINDOW_NEVER;
+	if (!*said) {
+		*said = true;
+		fprintf(stderr,
+			"ctp-collector: pid %u: cannot map a new %s: %s; it is read once it can "
+			"be\n",
+			pid, what, why);
+	}
+	return CTP_WINDOW_LATER;
 }
