@@ -2,6 +2,7 @@
  * The command line is fixed: the launcher (ctp-run) and the preload's standalone mode use it. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,5 +195,9 @@ static int collector_main(int argc, char **argv)
 /* Symbolizing runs libdw, which needs a deeper stack than a small `ulimit -s` leaves. */
 int main(int argc, char **argv)
 {
+	/* One malloc arena for both threads: the harvester allocates little (its spool is
+	 * mapped), and an arena of its own would take 64 MiB of address space (128 while glibc
+	 * makes it), room that under an address-space limit the rings and libdw need. */
+	mallopt(M_ARENA_MAX, 1);
 	return ctp_main_on_deep_stack(collector_main, argc, argv);
 }
