@@ -80,8 +80,10 @@ void ctp_blocks_oldest_first(void *array, size_t from, size_t n, size_t size)
 		}
 }
 
-bool ctp_block_window_map(int memfd, uint64_t off, struct ctp_block_window *w, bool *retry,
-			  char *why, size_t why_len)
+/* Maps the block at off: false when it is no block inside the file (*retry false) or when the
+ * mapping failed (*retry true, the reason in `why`). */
+static bool map_block(int memfd, uint64_t off, struct ctp_block_window *w, bool *retry, char *why,
+		      size_t why_len)
 {
 	*retry = false;
 	uint64_t size = file_size(memfd);
@@ -110,12 +112,18 @@ void ctp_block_window_unmap(struct ctp_block_window *w)
 }
 
 enum ctp_window_outcome ctp_block_window_open(int memfd, uint64_t off, struct ctp_block_window *w,
-					      uint32_t pid, const char *what, bool *said)
+					      ctp_block_check_fn check, void *arg, uint32_t pid,
+					      const char *what, bool *said)
 {
 	char why[160];
 	bool retry;
-	if (ctp_block_window_map(memfd, off, w, &retry, why, sizeof(why)))
-		return CTP_WINDOW_MAPPED;
+	if (map_block(memfd, off, w, &retry, why, sizeof(why))) {
+		struct ctp_block *b = ctp_view_at(&w->view, off, sizeof(*b));
+		if (b && (!check || check(&w->view, b, off, arg)))
+			return CTP_WINDOW_MAPPED;
+		ctp_block_window_unmap(w);
+		return CTP_WINDOW_NEVER;
+	}
 	if (!retry)
 		return CTP_WINDOW_NEVER;
 	if (!*said) {

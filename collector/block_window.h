@@ -38,20 +38,23 @@ struct ctp_block_window {
 	struct ctp_segment_view view; /* base == NULL: not mapped */
 };
 
-/* Maps the block at file offset `off`, as long as its header says it is, inside the file.
- * False when it is not a block inside the file (*retry false: it never will be) or when the
- * mapping failed (*retry true, the reason in `why`: out of address space, say). The view's
- * offsets are the file's; what it holds is the caller's to check (ctp_view_ring, ...). */
-bool ctp_block_window_map(int memfd, uint64_t off, struct ctp_block_window *w, bool *retry,
-			  char *why, size_t why_len);
 void ctp_block_window_unmap(struct ctp_block_window *w);
 
-/* ctp_block_window_map for a reader that tries again later what it could not map: WINDOW_LATER
- * when the mapping failed (said once on stderr for process `pid`, through *said, naming the
- * block as `what`), WINDOW_NEVER when it is no block inside the file. */
+/* Checks a block in its window and keeps what its reader needs of it in `arg` (a ring's or a
+ * chunk's ref, say); false when it is no sound block of the reader's kind. */
+typedef bool (*ctp_block_check_fn)(const struct ctp_segment_view *v, struct ctp_block *b,
+				   uint64_t off, void *arg);
+
+/* Maps the block at file offset `off` into w, as long as its header says it is (it must lie
+ * inside the file), and checks it with `check` (NULL: any block). The view's offsets are the
+ * file's. For a reader that tries again later what it could not map: WINDOW_LATER when the
+ * mapping failed (out of address space, say: said once on stderr for process `pid`, through
+ * *said, naming the block as `what`), WINDOW_NEVER when it is no block inside the file or
+ * fails the check (w is then left unmapped). */
 enum ctp_window_outcome { CTP_WINDOW_MAPPED, CTP_WINDOW_LATER, CTP_WINDOW_NEVER };
 enum ctp_window_outcome ctp_block_window_open(int memfd, uint64_t off, struct ctp_block_window *w,
-					      uint32_t pid, const char *what, bool *said);
+					      ctp_block_check_fn check, void *arg, uint32_t pid,
+					      const char *what, bool *said);
 
 /* The block's header in its window. */
 static inline struct ctp_block *ctp_block_window_block(const struct ctp_block_window *w,

@@ -65,6 +65,12 @@ static void note_ring_block(void *ctx, uint32_t kind, uint64_t off)
 	h->unmapped++;
 }
 
+static bool ring_check(const struct ctp_segment_view *v, struct ctp_block *b, uint64_t off,
+		       void *ref)
+{
+	return ctp_view_ring(v, b, off, ref);
+}
+
 /* Maps the rings not mapped yet: the new ones, and those whose mapping failed before (the first
  * failure is said; the ring's records wait in it, or are dropped, counted, once it is full). A
  * block that is no sound ring is left out for good. */
@@ -74,20 +80,16 @@ static void map_rings(struct ctp_harvest *h)
 		struct ctp_harvest_ring *r = &h->rings[i];
 		if (ring_mapped(r) || r->unsound)
 			continue;
-		enum ctp_window_outcome got = ctp_block_window_open(
-			h->memfd, r->off, &r->window, h->pid, "ring", &h->unmapped_said);
+		enum ctp_window_outcome got =
+			ctp_block_window_open(h->memfd, r->off, &r->window, ring_check, &r->ref,
+					      h->pid, "ring", &h->unmapped_said);
 		if (got == CTP_WINDOW_LATER)
 			continue;
 		h->unmapped--;
-		struct ctp_block *b = got == CTP_WINDOW_MAPPED
-					      ? ctp_block_window_block(&r->window, r->off)
-					      : NULL;
-		if (b && ctp_view_ring(&r->window.view, b, r->off, &r->ref)) {
+		if (got == CTP_WINDOW_MAPPED)
 			r->owner = CTP_LOAD_RELAXED(&r->ref.ring->owner);
-		} else {
-			ctp_block_window_unmap(&r->window);
+		else
 			r->unsound = true;
-		}
 	}
 }
 

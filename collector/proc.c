@@ -124,37 +124,44 @@ static void note_block(void *ctx, uint32_t kind, uint64_t off)
 	}
 }
 
-/* Maps a chunk found and not mapped yet; true when it is mapped now. One that cannot be mapped
- * is tried again at the next look. */
-static bool open_chunk(struct ctp_proc *p, uint64_t off, struct ctp_block_window *w, bool *unsound,
-		       const char *what)
+struct station_check {
+	const struct ctp_header *h;
+	struct ctp_chunk_ref *ref;
+};
+
+static bool station_check(const struct ctp_segment_view *v, struct ctp_block *b, uint64_t off,
+			  void *arg)
 {
-	enum ctp_window_outcome got =
-		ctp_block_window_open(p->memfd, off, w, p->pid, what, &p->unmapped_said);
+	struct station_check *sc = arg;
+	return ctp_view_station_chunk(v, sc->h, b, off, sc->ref);
+}
+
+/* Maps a chunk found and not mapped yet (checked by `check`), or marks it unsound; one that
+ * cannot be mapped is tried again at the next look. */
+static void open_chunk(struct ctp_proc *p, uint64_t off, struct ctp_block_window *w, bool *unsound,
+		       ctp_block_check_fn check, void *arg, const char *what)
+{
+	enum ctp_window_outcome got = ctp_block_window_open(p->memfd, off, w, check, arg, p->pid,
+							    what, &p->unmapped_said);
 	if (got == CTP_WINDOW_LATER)
-		return false;
+		return;
 	p->unmapped--;
 	*unsound = got == CTP_WINDOW_NEVER;
-	return !*unsound;
 }
 
 static void map_chunks(struct ctp_proc *p)
 {
 	for (size_t i = 0; i < p->nchunks && p->unmapped; i++) {
 		struct ctp_proc_chunk *c = &p->chunks[i];
-		if (c->window.view.base || c->unsound ||
-		    !open_chunk(p, c->off, &c->window, &c->unsound, "station chunk"))
-			continue;
-		struct ctp_block *b = ctp_block_window_block(&c->window, c->off);
-		if (!b || !ctp_view_station_chunk(&c->window.view, header(p), b, c->off, &c->ref)) {
-			ctp_block_window_unmap(&c->window);
-			c->unsound = true;
-		}
+		struct station_check sc = {.h = header(p), .ref = &c->ref};
+		if (!c->window.view.base && !c->unsound)
+			open_chunk(p, c->off, &c->window, &c->unsound, station_check, &sc,
+				   "station chunk");
 	}
 	for (size_t i = 0; i < p->nmod_chunks && p->unmapped; i++) {
 		struct ctp_proc_mod_chunk *m = &p->mod_chunks[i];
 		if (!m->window.view.base && !m->unsound)
-			open_chunk(p, m->off, &m->window, &m->unsound, "module chunk");
+			open_chunk(p, m->off, &m->window, &m->unsound, NULL, NULL, "module chunk");
 	}
 }
 

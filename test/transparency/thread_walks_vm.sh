@@ -14,5 +14,8 @@ for mode in "${TP_MODES[@]}"; do
 	expect_eq "thread_walks_vm $mode (tracer correctness): the preload said once why threads have no stacks" \
 		1 "$(grep -c '^ctp: suspend stacks are off in threads started under an address-space limit' \
 			"$WORK/thread_walks_vm.$mode.err")"
+	# The main thread's cache was there from the start: its stacks are walked still.
+	check "thread_walks_vm $mode (tracer correctness): main's coroutine suspended with a walked stack" \
+		[ "$(tq thread_walks_vm "$mode" '[.[] | select(.type == "stack" and (.frames | length) > 1)] | length')" -ge 1 ]
 done
 finish
