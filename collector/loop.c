@@ -933,12 +933,13 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 		const struct ctp_emitter *em = &L.c.em;
 		fprintf(stderr,
 			"ctp: %llu process%s, %llu coroutine%s and %llu thread%s, %llu switch%s, "
-			"%llu events lost%s, %s (%s)\n",
+			"%llu event%s lost%s, %s (%s)\n",
 			(unsigned long long)em->processes, em->processes == 1 ? "" : "es",
 			(unsigned long long)em->coros, em->coros == 1 ? "" : "s",
 			(unsigned long long)em->threads, em->threads == 1 ? "" : "s",
 			(unsigned long long)em->switches, em->switches == 1 ? "" : "es",
-			(unsigned long long)em->lost, unwritten, o->output, size);
+			(unsigned long long)em->lost, em->lost == 1 ? "" : "s", unwritten,
+			o->output, size);
 	}
 	/* Holds that added up to less than a live reader's refresh delayed nothing anyone saw;
 	 * a short run on a busy machine often has one of a few ms, and a line saying "0.0 s"
@@ -956,8 +957,9 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 			(unsigned long long)(__atomic_load_n(&L.H.budget.limit, __ATOMIC_SEQ_CST) >>
 					     20));
 	if (L.c.corrupt_rings)
-		fprintf(stderr, "ctp-collector: %llu corrupt rings were skipped\n",
-			(unsigned long long)L.c.corrupt_rings);
+		fprintf(stderr, "ctp-collector: %llu corrupt ring%s skipped\n",
+			(unsigned long long)L.c.corrupt_rings,
+			L.c.corrupt_rings == 1 ? " was" : "s were");
 	remove_socket(o);
 	ctp_symbolizer_free(L.c.sym);
 	if (L.cpu_time_fd >= 0)

@@ -118,11 +118,11 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 	fprintf(f,
 		"  %" PRIu64 " process%s (%" PRIu64 " ended, %" PRIu64 " by a signal), %" PRIu64
 		" coroutine%s and %" PRIu64 " thread%s, %" PRIu64 " switch%s, %" PRIu64
-		" fd event%s, %" PRIu64 " events lost",
+		" fd event%s, %" PRIu64 " event%s lost",
 		s->processes, s->processes == 1 ? "" : "es", s->processes_ended, s->crashed,
 		s->coroutines - s->threads, plural(s->coroutines - s->threads), s->threads,
 		plural(s->threads), s->switches, s->switches == 1 ? "" : "es", s->fd_events,
-		plural(s->fd_events), s->lost);
+		plural(s->fd_events), s->lost, plural(s->lost));
 	if (s->last_ts > s->first_ts) {
 		fputs(", ", f);
 		print_duration(f, s->last_ts - s->first_ts);
@@ -131,10 +131,10 @@ static void print_summary(FILE *f, const struct ctp_analysis *a, const char *nam
 	fputs(".\n", f);
 	if (s->lost)
 		fprintf(f,
-			"  WARNING: %" PRIu64 " events were lost (the tracer's rings were full): "
+			"  WARNING: %" PRIu64 " %s lost (the tracer's rings were full): "
 			"switches or fd events may be missing, so findings may be missing or "
 			"wrong.\n",
-			s->lost);
+			s->lost, s->lost == 1 ? "event was" : "events were");
 	if (s->missing_lines)
 		fprintf(f,
 			"  WARNING: the collector could not write %" PRIu64

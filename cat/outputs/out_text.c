@@ -215,7 +215,8 @@ static void put_details(struct out_text *o, const struct ctp_event *ev)
 	case CTP_EV_LOSS:
 		paint(o, ALERT);
 		if (ev->loss.has_count)
-			fprintf(f, "%" PRIu64 " events lost", ev->loss.count);
+			fprintf(f, "%" PRIu64 " event%s lost", ev->loss.count,
+				ev->loss.count == 1 ? "" : "s");
 		else
 			fputs("events lost", f);
 		paint(o, PLAIN);

@@ -113,6 +113,21 @@ expect_err "ctp-cat: badline.zst: line 3: not valid JSON"
 [ "$(wc -l <out)" -eq 3 ] || fail "bad line: expected 3 lines out, got $(wc -l <out)"
 grep -q '"type":"exit"' out || fail "bad line: the line after it is missing"
 
+# Loss in words: one event, or several; the report's summary counts them the same way.
+for lost in 1 3; do
+	printf '%s\n{"type":"process","pid":9,"ppid":1,"exe":"/bin/x","argv":["x"]}\n{"type":"loss","pid":9,"tid":9,"count":%d}\n{"type":"end","lines":3,"lost":%d}\n' \
+		"$header" "$lost" "$lost" | zstd -q -c >lost.zst
+	words="$lost events lost"
+	[ "$lost" = 1 ] && words="1 event lost"
+	expect_rc 0 "$words, as text" "$CAT" --format=text lost.zst
+	grep -q "$words\$" out || fail "$words: the text view says: $(grep lost out)"
+	expect_rc 0 "$words, reported" "$CAT" --report lost.zst
+	grep -q ", $words" out || fail "$words: the report's summary says: $(grep lost out)"
+	warning="$lost events were lost"
+	[ "$lost" = 1 ] && warning="1 event was lost"
+	grep -q "WARNING: $warning" out || fail "$words: the report's warning says: $(grep lost out)"
+done
+
 # Garbage after whole frames: the frames are printed, the damage told, exit 1.
 cat trace.zst plain >tail.zst
 expect_rc 1 "garbage after the frames" "$CAT" tail.zst
