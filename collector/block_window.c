@@ -80,10 +80,11 @@ void ctp_blocks_oldest_first(void *array, size_t from, size_t n, size_t size)
 		}
 }
 
-/* Maps the block at off: false when it is no block inside the file (*retry false) or when the
- * mapping failed (*retry true, the reason in `why`). */
-static bool map_block(int memfd, uint64_t off, struct ctp_block_window *w, bool *retry, char *why,
-		      size_t why_len)
+/* Maps the block at off, its first `head` bytes alone when `head` is not 0: false when it is no
+ * block inside the file (*retry false) or when the mapping failed (*retry true, the reason in
+ * `why`). */
+static bool map_block(int memfd, uint64_t off, uint64_t head, struct ctp_block_window *w,
+		      bool *retry, char *why, size_t why_len)
 {
 	*retry = false;
 	uint64_t size = file_size(memfd);
@@ -91,7 +92,7 @@ static bool map_block(int memfd, uint64_t off, struct ctp_block_window *w, bool 
 	if (off % 8 != 0 || off > size || !read_at(memfd, &b, sizeof(b), off) ||
 	    b.size < sizeof(b) || b.size > size - off)
 		return false;
-	uint64_t lo = off - off % page_size(), hi = off + b.size;
+	uint64_t lo = off - off % page_size(), hi = off + (head && head < b.size ? head : b.size);
 	void *base =
 		mmap(NULL, (size_t)(hi - lo), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, (off_t)lo);
 	if (base == MAP_FAILED) {
@@ -117,7 +118,7 @@ enum ctp_window_outcome ctp_block_window_open(int memfd, uint64_t off, struct ct
 {
 	char why[160];
 	bool retry;
-	if (map_block(memfd, off, w, &retry, why, sizeof(why))) {
+	if (map_block(memfd, off, 0, w, &retry, why, sizeof(why))) {
 		struct ctp_block *b = ctp_view_at(&w->view, off, sizeof(*b));
 		if (b && (!check || check(&w->view, b, off, arg)))
 			return CTP_WINDOW_MAPPED;
@@ -134,4 +135,11 @@ enum ctp_window_outcome ctp_block_window_open(int memfd, uint64_t off, struct ct
 			pid, what, why);
 	}
 	return CTP_WINDOW_LATER;
+}
+
+bool ctp_block_window_open_head(int memfd, uint64_t off, uint64_t bytes, struct ctp_block_window *w)
+{
+	char why[160];
+	bool retry;
+	return map_block(memfd, off, bytes, w, &retry, why, sizeof(why));
 }

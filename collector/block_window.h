@@ -56,6 +56,12 @@ enum ctp_window_outcome ctp_block_window_open(int memfd, uint64_t off, struct ct
 					      ctp_block_check_fn check, void *arg, uint32_t pid,
 					      const char *what, bool *said);
 
+/* Maps the first `bytes` of the block at `off` alone (at most the block) into w, which must be
+ * unmapped: for a reader that watches a block's header and has no need of the rest now. False
+ * when it is no block inside the file or the mapping failed; w is then left unmapped. */
+bool ctp_block_window_open_head(int memfd, uint64_t off, uint64_t bytes,
+				struct ctp_block_window *w);
+
 /* The block's header in its window. */
 static inline struct ctp_block *ctp_block_window_block(const struct ctp_block_window *w,
 						       uint64_t off)

@@ -25,6 +25,7 @@ bool ctp_harvest_init(struct ctp_harvest *h, int memfd, uint32_t pid, struct ctp
 	if (!h->header)
 		return false;
 	ctp_spool_init(&h->spool, b);
+	h->park_after_ns = CTP_HARVEST_PARK_AFTER_NS;
 	return true;
 }
 
@@ -110,6 +111,60 @@ static void follow_growth(struct ctp_harvest *h)
 	}
 	if (h->unmapped)
 		map_rings(h);
+}
+
+/* Whether a ring has nothing to read and nobody to write more: no owner, read to its end. */
+static bool ring_idle(const struct ctp_ring *ring)
+{
+	return CTP_LOAD_RELAXED(&ring->owner) == 0 &&
+	       CTP_LOAD_ACQUIRE(&ring->head) == CTP_LOAD_RELAXED(&ring->tail);
+}
+
+/* Parks r (harvest.h) once it has been idle, all its loss said, for park_after_ns; `now` is the
+ * pass's clock, read at its first need (0 until then). */
+static void park_if_idle(struct ctp_harvest *h, struct ctp_harvest_ring *r, uint64_t *now)
+{
+	if (!ring_idle(r->ref.ring) || r->unstored) {
+		r->idle_since = 0;
+		return;
+	}
+	if (!*now)
+		*now = ctp_monotonic_ns();
+	if (!r->idle_since)
+		r->idle_since = *now;
+	if (*now - r->idle_since < h->park_after_ns)
+		return;
+	struct ctp_block_window header = {0};
+	if (!ctp_block_window_open_head(h->memfd, r->off, sizeof(struct ctp_ring), &header))
+		return; /* it keeps its window; tried again at the next pass */
+	ctp_block_window_unmap(&r->window);
+	r->window = header;
+	r->parked = true;
+	h->parked++;
+}
+
+/* Maps a parked ring whole again once a thread has claimed it or written into it. False while
+ * it stays parked: nothing to read yet, or no room to map it (tried again at the next pass; its
+ * records wait in it meanwhile, or are dropped, counted, once it is full). */
+static bool unpark(struct ctp_harvest *h, struct ctp_harvest_ring *r)
+{
+	if (ring_idle((const struct ctp_ring *)ctp_block_window_block(&r->window, r->off)))
+		return false;
+	struct ctp_block_window whole = {0};
+	enum ctp_window_outcome got = ctp_block_window_open(
+		h->memfd, r->off, &whole, ring_check, &r->ref, h->pid, "ring", &h->unmapped_said);
+	if (got == CTP_WINDOW_LATER)
+		return false;
+	ctp_block_window_unmap(&r->window);
+	r->parked = false;
+	r->idle_since = 0;
+	h->parked--;
+	if (got == CTP_WINDOW_NEVER) {
+		r->unsound = true;
+		return false;
+	}
+	r->window = whole;
+	return true;
 }
 
 /* Copying one ring's turn into the spool: records go into the open batch while it has room. */
@@ -198,9 +253,10 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 	bool bounded = true;
 	bool whole = true; /* every ring emptied, none cut short by the budget */
 	uint64_t total = 0;
+	uint64_t now = 0; /* read when a ring may be parked */
 	for (size_t i = 0; i < h->nrings; i++) {
 		struct ctp_harvest_ring *r = &h->rings[i];
-		if (!ring_mapped(r))
+		if (!ring_mapped(r) || (r->parked && !unpark(h, r)))
 			continue;
 		struct copy_ctx c = {.h = h, .r = r, .index = (uint32_t)i};
 		uint64_t n = 0;
@@ -246,6 +302,7 @@ uint64_t ctp_harvest_rings(struct ctp_harvest *h, uint64_t budget, uint32_t *fil
 		} else {
 			r->unstored = lost; /* said with the ring's next batch */
 		}
+		park_if_idle(h, r, &now);
 	}
 	__atomic_store_n(&h->cut_short, !whole, __ATOMIC_RELEASE);
 	if (total == 0) {

@@ -7,7 +7,8 @@
  * And the harvester maps each ring on its own, never the segment whole: a segment that grows by
  * 64 MiB costs it the room of its new ring alone, and a ring it cannot map leaves the others
  * harvested. Records taken when the spool had no memory left are counted as lost, not the end
- * of the collector. */
+ * of the collector. A ring no thread owns, read to its end, is parked: the harvester keeps its
+ * header's page alone mapped until a thread claims it. */
 #define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -334,6 +335,61 @@ static void records_without_spool_memory_are_counted_lost(void **state)
 	assert_int_equal(read_lost(f), 10);
 }
 
+static struct ctp_ring *ring_of(struct fixture *f)
+{
+	return (struct ctp_ring *)(f->seg + RING_OFF);
+}
+
+/* A ring its thread left (owner 0) and that is read to its end gives back its window but for
+ * its header's page; a thread that claims it has its records read as before. Where the window
+ * cannot be mapped again yet (an address-space limit), they wait in the ring for the pass that
+ * can. */
+static void a_left_ring_read_to_its_end_is_parked_until_claimed(void **state)
+{
+	struct fixture *f = *state;
+	f->h.park_after_ns = 0;
+	write_switches(f, 10, 1000);
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 10 * sizeof(struct ctp_rec_switch));
+	assert_int_equal(read_pass(f).records, 10);
+	assert_int_equal(f->h.parked, 0); /* its thread still owns it */
+
+	__atomic_store_n(&ring_of(f)->owner, 0, __ATOMIC_RELEASE);
+	uint64_t before = ctp_mapped_bytes_now();
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 0);
+	assert_int_equal(f->h.parked, 1);
+	assert_true(before - ctp_mapped_bytes_now() >= RING_CAPACITY);
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 0);
+	assert_int_equal(f->h.parked, 1);
+
+	/* A new thread claims it and writes, with no room for its window. */
+	__atomic_store_n(&ring_of(f)->owner, PID + 5, __ATOMIC_RELEASE);
+	write_switches(f, 5, 2000);
+	struct rlimit was = limit_room(4096);
+	uint64_t got = ctp_harvest_rings(&f->h, 0, NULL);
+	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
+	assert_int_equal(got, 0);
+	assert_int_equal(f->h.parked, 1);
+
+	write_switches(f, 2, 3000);
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 7 * sizeof(struct ctp_rec_switch));
+	struct pass p = read_pass(f);
+	assert_int_equal(p.records, 7);
+	assert_int_equal(p.last_ts, 3001);
+	assert_int_equal(f->h.parked, 0);
+}
+
+/* A ring left a moment ago keeps its window: a thread starting soon will likely claim it. */
+static void a_ring_left_a_moment_ago_keeps_its_window(void **state)
+{
+	struct fixture *f = *state;
+	write_switches(f, 3, 1000);
+	__atomic_store_n(&ring_of(f)->owner, 0, __ATOMIC_RELEASE);
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 3 * sizeof(struct ctp_rec_switch));
+	assert_int_equal(ctp_harvest_rings(&f->h, 0, NULL), 0);
+	assert_int_equal(f->h.parked, 0);
+	assert_int_equal(read_pass(f).records, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +404,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(a_pass_cut_on_a_timeless_record_writes_no_mark,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(a_left_ring_read_to_its_end_is_parked_until_claimed,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(a_ring_left_a_moment_ago_keeps_its_window, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
