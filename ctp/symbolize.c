@@ -29,6 +29,7 @@ struct module {
 	struct ctp_elf_file unpacked; /* the one DWARF is read from, decompressed (if cached) */
 	struct ctp_symtab *symtab;
 	Dwarf *dwarf;
+	bool dwarf_lost; /* libdw failed in it: never read, nor ended (symbolize_guard.c) */
 
 	struct addr_entry *addrs; /* open addressing, power-of-two capacity */
 	size_t addrs_cap;
@@ -62,7 +63,7 @@ bool ctp_symbolizer_set_debug_dir(struct ctp_symbolizer *s, const char *dir)
 
 static void module_free(struct module *m)
 {
-	if (m->dwarf != NULL)
+	if (m->dwarf != NULL && !m->dwarf_lost)
 		dwarf_end(m->dwarf);
 	ctp_symtab_free(m->symtab);
 	ctp_elf_file_close(&m->unpacked);
@@ -172,9 +173,9 @@ static void module_open(struct module *m, const char *debug_dir)
 	if (m->symtab == NULL && main != NULL)
 		m->symtab = ctp_symtab_load(main, SHT_DYNSYM);
 
-	m->dwarf = dwarf_of(m, &m->file, id, id_len);
+	m->dwarf = ctp_dwarf_guard(dwarf_of(m, &m->file, id, id_len));
 	if (m->dwarf == NULL)
-		m->dwarf = dwarf_of(m, &m->debug, id, id_len);
+		m->dwarf = ctp_dwarf_guard(dwarf_of(m, &m->debug, id, id_len));
 	m->usable = true;
 }
 
@@ -250,6 +251,21 @@ static struct addr_entry *addr_lookup(struct module *m, uint64_t key, bool *foun
 	return e;
 }
 
+/* libdw failed in the module's Dwarf (symbolize_guard.c): its frames keep the symbol table's
+ * names, without file and line, and the file names of the answers given before stay valid (the
+ * Dwarf is never ended). */
+static void dwarf_lost(struct module *m, enum ctp_dwarf_answer why)
+{
+	m->dwarf_lost = true;
+	fprintf(stderr,
+		"ctp: %s reading the debug info of %s: its frames are named without file and "
+		"line from now on\n",
+		why == CTP_DWARF_OUT_OF_MEMORY
+			? "libdw ran out of memory"
+			: "libdw crashed (out of memory, or a debug file changed as it read it)",
+		m->path);
+}
+
 static void resolve(struct module *m, uint64_t vaddr, bool return_address,
 		    struct ctp_frame_info *out)
 {
@@ -266,12 +282,16 @@ static void resolve(struct module *m, uint64_t vaddr, bool return_address,
 			out->off = off + 1;
 		}
 	}
-	if (m->dwarf != NULL) {
+	if (m->dwarf != NULL && !m->dwarf_lost) {
 		uint64_t at = return_address && vaddr > 0 ? vaddr - 1 : vaddr;
-		if (!ctp_dwarf_line(m->dwarf, at, &out->file, &out->line)) {
+		enum ctp_dwarf_answer a =
+			ctp_dwarf_line_guarded(m->dwarf, at, &out->file, &out->line);
+		if (a != CTP_DWARF_FOUND) {
 			out->file = NULL;
 			out->line = 0;
 		}
+		if (a == CTP_DWARF_OUT_OF_MEMORY || a == CTP_DWARF_FAULT)
+			dwarf_lost(m, a);
 	}
 }
 

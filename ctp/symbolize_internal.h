@@ -69,4 +69,20 @@ const char *ctp_symtab_lookup(struct ctp_symtab *t, uint64_t vaddr, uint64_t *of
  * file name belongs to `dbg`. */
 bool ctp_dwarf_line(Dwarf *dbg, uint64_t vaddr, const char **file, int *line);
 
+/* Gives d the guard's out-of-memory handler in place of libdw's, which ends the process
+ * (symbolize_guard.c); returns d. */
+Dwarf *ctp_dwarf_guard(Dwarf *d);
+
+/* ctp_dwarf_line of a guarded Dwarf, with libdw's failures as answers: where it ran out of
+ * memory or crashed (CTP_DWARF_FAULT: a fault, or an assertion it failed), dbg is lost, never to
+ * be read or ended again. */
+enum ctp_dwarf_answer {
+	CTP_DWARF_FOUND,
+	CTP_DWARF_NOT_COVERED,
+	CTP_DWARF_OUT_OF_MEMORY,
+	CTP_DWARF_FAULT,
+};
+enum ctp_dwarf_answer ctp_dwarf_line_guarded(Dwarf *dbg, uint64_t vaddr, const char **file,
+					     int *line);
+
 #endif
