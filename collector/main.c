@@ -11,6 +11,7 @@
 #include "collector/loop.h"
 #include "ctp/deep_stack.h"
 #include "ctp/version.h"
+#include "ctp/xalloc.h"
 #include "ctp/zwriter.h"
 
 /* Level 1: on switch-heavy traces it compresses about as well as 3 at several times the speed
@@ -28,6 +29,9 @@
 /* At least the two chunks one ring's turn may need. */
 #define MIN_SPOOL_MB 1
 #define MAX_SPOOL_MB (1 << 20)
+/* Kept for the collector's tables when memory runs out (ctp/xalloc.h): a run that failed to
+ * grow one by 256 bytes under 181 MiB of `ulimit -v` ended its trace there. */
+#define XALLOC_RESERVE_BYTES ((size_t)8 << 20)
 
 static void usage(FILE *f)
 {
@@ -189,6 +193,7 @@ static int collector_main(int argc, char **argv)
 		return 1;
 	}
 	o.spool_bytes = ctp_spool_bytes_within_address_space((uint64_t)spool_mb << 20);
+	ctp_xalloc_reserve(XALLOC_RESERVE_BYTES);
 	return ctp_collector_run(&o);
 }
 
