@@ -14,6 +14,7 @@
 
 #include "collector/address_space.h"
 #include "collector/reorder.h"
+#include "test/collector/may_return_null.h"
 
 /* What the emit callback saw: ring, type, timestamp (or the note's value), whole record. */
 struct seen {
@@ -296,23 +297,6 @@ static void merges_many_rings(void **state)
 	assert_int_equal(r.queued_bytes, 0);
 	ctp_reorder_free(&r);
 }
-
-/* A sanitizer's allocator ends the process ("Failed to mmap") where malloc would return NULL,
- * unless told to return NULL as glibc's does: the case below runs under ASan and TSan too. */
-#if defined(__SANITIZE_ADDRESS__)
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "allocator_may_return_null=1";
-}
-#endif
-#if defined(__SANITIZE_THREAD__)
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "allocator_may_return_null=1";
-}
-#endif
 
 /* Under an address-space limit that leaves no room for a bigger queue, a push that needs one
  * fails and queues nothing (the collector aborted there, out of memory); what was queued comes

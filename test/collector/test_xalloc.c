@@ -18,25 +18,9 @@
 
 #include "collector/address_space.h"
 #include "ctp/xalloc.h"
+#include "test/collector/may_return_null.h"
 
 enum { RESERVE = 8 << 20, ROOM = 1 << 20, FITS_WITH_RESERVE = 4 << 20, TOO_BIG = 64 << 20 };
-
-/* A sanitizer's allocator ends the process where malloc would return NULL, unless told to
- * return NULL as glibc's does. */
-#if defined(__SANITIZE_ADDRESS__)
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "allocator_may_return_null=1";
-}
-#endif
-#if defined(__SANITIZE_THREAD__)
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "allocator_may_return_null=1";
-}
-#endif
 
 struct outcome {
 	int allocations; /* how many the child made before it ended */
