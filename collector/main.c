@@ -30,7 +30,7 @@
 #define MIN_SPOOL_MB 1
 #define MAX_SPOOL_MB (1 << 20)
 /* Kept for the collector's tables when memory runs out (ctp/xalloc.h): a run that failed to
- * grow one by 256 bytes under 181 MiB of `ulimit -v` ended its trace there. */
+ * grow one by 256 bytes under 146 MiB of `ulimit -v` ended its trace there. */
 #define XALLOC_RESERVE_BYTES ((size_t)8 << 20)
 
 static void usage(FILE *f)

@@ -53,9 +53,13 @@ static void on_fault(int sig, siginfo_t *info, void *uc)
 	(void)uc;
 	if (escape != NULL && raised_here(sig, info))
 		siglongjmp(*escape, CTP_DWARF_FAULT);
+	/* Not a guarded lookup's: the action before, for this one and every one after it. A fault
+	 * happens again once the handler returns; a signal sent (an abort() too) is sent again. */
 	for (int i = 0; i < FAULT_SIGNALS; i++)
 		if (fault_signals[i] == sig)
 			sigaction(sig, &before[i], NULL);
+	if (sig == SIGABRT || info->si_code <= 0)
+		raise(sig);
 }
 
 static void catch_faults(void)

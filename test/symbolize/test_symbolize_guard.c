@@ -7,11 +7,15 @@
  * and libc, whose large debug file (libc6-dbg's) makes libdw also fail its own assertions and
  * dereference what it did not check; N runs over the allocations such a lookup makes.
  *
+ * And outside a lookup the guard's signal handler leaves everything as it was: abort(), faults
+ * and signals sent end the process as they would have, and a handler set before runs.
+ *
  * The allocator is glibc's, reached through its __libc_* names by this program's malloc,
  * calloc and realloc, which libdw calls; a call is libdw's when it returns into libdw's code.
  * Not a unit test for the sanitizer builds: their runtimes interpose the same functions. */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <signal.h>
 #include <link.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -163,6 +167,54 @@ static int sweep(const char *what, const struct lookup *l)
 	return failures;
 }
 
+/* What a child does after a lookup, which set the guard's signal handler. */
+enum after { ABORTS, SENT_SIGABRT, FAULTS, FAULTS_UNDER_ITS_HANDLER, SENT_SIGSEGV };
+
+static void own_handler(int sig)
+{
+	(void)sig;
+	_exit(7);
+}
+
+/* Outside a lookup the guard changes nothing: abort() and faults end the process as they would
+ * have, signals sent are delivered, a handler set before is called. The status of each. */
+static int status_after_lookup(enum after what, const struct lookup *l)
+{
+	fflush(NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		if (what == FAULTS_UNDER_ITS_HANDLER)
+			signal(SIGSEGV, own_handler);
+		struct ctp_symbolizer *s = ctp_symbolizer_new();
+		struct ctp_frame_info fi;
+		if (!s || !ctp_symbolize(s, l->path, NULL, 0, l->bias, l->pc, false, &fi))
+			_exit(3);
+		if (what == ABORTS)
+			abort();
+		if (what == SENT_SIGABRT)
+			kill(getpid(), SIGABRT);
+		if (what == SENT_SIGSEGV)
+			kill(getpid(), SIGSEGV);
+		if (what == FAULTS || what == FAULTS_UNDER_ITS_HANDLER)
+			*(volatile int *)(uintptr_t)8 = 1;
+		_exit(0);
+	}
+	int status = 0;
+	if (child < 0 || waitpid(child, &status, 0) != child)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int expect_after_lookup(const char *what, enum after after, int want, const struct lookup *l)
+{
+	int got = status_after_lookup(after, l);
+	if (got == want)
+		return 0;
+	fprintf(stderr, "FAIL: after a lookup, a child that %s ended with status %d, not %d\n",
+		what, got, want);
+	return 1;
+}
+
 int main(void)
 {
 	struct object libdw = {.name_part = "/libdw."}, libc = {.name_part = "/libc.so"};
@@ -178,7 +230,7 @@ int main(void)
 	libdw_hi = libdw.hi;
 	/* libc's decompressed debug file (symbolize_unpacked.c) is cached in a directory of the
 	 * test's own. */
-	char cache[] = "/tmp/ctp-symbolize-oom.XXXXXX";
+	char cache[] = "/tmp/ctp-symbolize-guard.XXXXXX";
 	if (!mkdtemp(cache) || setenv("CTP_CACHE_DIR", cache, 1) != 0)
 		return 1;
 
@@ -195,6 +247,12 @@ int main(void)
 				 .name_part = "fputs"};
 	int failures =
 		sweep("this program", &own) + sweep("libc, with libc6-dbg's debug file", &in_libc);
+	failures += expect_after_lookup("calls abort()", ABORTS, 128 + SIGABRT, &own);
+	failures += expect_after_lookup("is sent SIGABRT", SENT_SIGABRT, 128 + SIGABRT, &own);
+	failures += expect_after_lookup("faults", FAULTS, 128 + SIGSEGV, &own);
+	failures += expect_after_lookup("faults, its own SIGSEGV handler set before",
+					FAULTS_UNDER_ITS_HANDLER, 7, &own);
+	failures += expect_after_lookup("is sent SIGSEGV", SENT_SIGSEGV, 128 + SIGSEGV, &own);
 	char rm[128];
 	snprintf(rm, sizeof(rm), "rm -rf %s", cache);
 	if (system(rm) != 0)
