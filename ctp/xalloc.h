@@ -1,6 +1,7 @@
 /* Memory for the tables of the programs that read segments (the collector, ctp-pstack). Running
- * out is fatal, once a reserve kept for it is spent: a collector that went on with a table it
- * could not grow would write a trace that silently lacks what did not fit. */
+ * out is fatal, once the reserve a program may keep for it (the collector does) is spent: a
+ * collector that went on with a table it could not grow would write a trace that silently
+ * lacks what did not fit. */
 #ifndef CTP_XALLOC_H
 #define CTP_XALLOC_H
 
