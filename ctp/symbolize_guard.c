@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "ctp/symbolize_internal.h"
@@ -21,6 +23,10 @@ static __thread sigjmp_buf *escape; /* the guarded lookup of this thread, NULL o
 
 static void __attribute__((noreturn)) out_of_memory(void)
 {
+	if (escape == NULL) { /* a guarded Dwarf read outside a guarded lookup: libdw's own end */
+		fputs("libdw: Cannot allocate memory\n", stderr);
+		exit(EXIT_FAILURE);
+	}
 	siglongjmp(*escape, CTP_DWARF_OUT_OF_MEMORY);
 }
 
