@@ -189,9 +189,7 @@ void ctp_proc_announce_station(struct ctp_proc *p, struct ctp_coro *c,
 		.ts = ctp_proc_ts(p, s->created),
 	};
 	if (s->entry)
-		l.entry = ctp_symcache_lookup(&p->syms, p->c->sym,
-					      p->view.base ? &p->modules : NULL, s->entry, false)
-				  ->sym;
+		l.entry = ctp_proc_symbol(p, s->entry, false)->sym;
 	c->flags |= CTP_CORO_ANNOUNCED;
 	ctp_emit_coro(&p->c->em, &l);
 }
