@@ -382,7 +382,7 @@ uint64_t ctp_proc_convert(struct ctp_proc *p, uint64_t max_bytes)
 		total += used;
 		/* What each piece of the spool completes goes out before the next is queued: a
 		 * whole spool converted at once (the final drain, a snapshot, after a hold) would
-		 * otherwise be copied into the reorder queue entire, which then keeps that size. */
+		 * otherwise be copied into the reorder queue entire, all of it held at once. */
 		ctp_proc_release_ordered(p);
 	}
 	if (total == 0)

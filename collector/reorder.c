@@ -1,17 +1,27 @@
 #include "collector/reorder.h"
 #include "collector/rec_copy.h"
-#include "ctp/populate.h"
 #include "ctp/xalloc.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+static void free_chunks(struct ctp_reorder_chunk *c)
+{
+	while (c) {
+		struct ctp_reorder_chunk *next = c->next;
+		munmap(c, CTP_REORDER_CHUNK_BYTES);
+		c = next;
+	}
+}
 
 void ctp_reorder_free(struct ctp_reorder *r)
 {
 	for (size_t i = 0; i < r->nq; i++)
-		free(r->q[i].buf);
+		free_chunks(r->q[i].first);
+	free_chunks(r->spare);
 	free(r->q);
 	free(r->heap);
 	memset(r, 0, sizeof(*r));
@@ -20,7 +30,7 @@ void ctp_reorder_free(struct ctp_reorder *r)
 static uint64_t head_ts(const struct ctp_reorder_queue *q)
 {
 	uint64_t ts;
-	memcpy(&ts, q->buf + q->head, sizeof(ts));
+	memcpy(&ts, q->first->data + q->first->head, sizeof(ts));
 	return ts;
 }
 
@@ -77,60 +87,78 @@ static struct ctp_reorder_queue *queue(struct ctp_reorder *r, uint32_t ring)
 	return &r->q[ring];
 }
 
-/* Room for an item of `need` bytes at q->tail, the ring grown when it has none; returns where,
- * or NULL when there is no memory to grow it. */
-static uint8_t *item_room(struct ctp_reorder_queue *q, size_t need)
+/* An empty chunk, a spare one if there is; NULL when there is no memory for a new one. */
+static struct ctp_reorder_chunk *take_chunk(struct ctp_reorder *r)
 {
-	bool wrapped = q->tail < q->head;
-	if (wrapped ? q->head - q->tail > need : q->cap - q->tail >= need)
-		return q->buf + q->tail;
-	/* tail never catches up with head: wrapped, tail == head would read as empty. */
-	if (!wrapped && q->head > need) {
-		q->end = q->tail;
-		q->tail = 0;
-		return q->buf;
+	struct ctp_reorder_chunk *c = r->spare;
+	if (c) {
+		r->spare = c->next;
+		r->nspare--;
+	} else {
+		/* A mapping of its own, not malloc's: an address-space limit sees every chunk (the
+		 * sanitizers' allocators take blocks this small from space reserved at start), and
+		 * a chunk let go goes back to the kernel. Its pages are populated in the same call:
+		 * each would be a fault (~13 us on a small VM, 3 ns a byte). */
+		c = mmap(NULL, CTP_REORDER_CHUNK_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (c == MAP_FAILED)
+			return NULL;
+		r->held_bytes += CTP_REORDER_CHUNK_BYTES;
+		if (r->held_bytes > r->held_peak)
+			r->held_peak = r->held_bytes;
 	}
-	/* Full: into a buffer twice the size, the items in one piece at its front. Every new page
-	 * is a fault (~13 us on a small VM, 3 ns a byte), so they are mapped ahead in one call
-	 * (under 1 ns a byte). */
-	size_t used = wrapped ? (q->end - q->head) + q->tail : q->tail - q->head;
-	size_t cap = q->cap ? 2 * q->cap : 64 * 1024;
-	while (used + need > cap)
-		cap *= 2;
-	uint8_t *buf = malloc(cap);
-	if (!buf)
-		return NULL;
-	ctp_populate_write(buf + used, cap - used);
-	if (wrapped) {
-		memcpy(buf, q->buf + q->head, q->end - q->head);
-		memcpy(buf + (q->end - q->head), q->buf, q->tail);
-	} else if (used) { /* a first buffer has nothing to copy, and no old one */
-		memcpy(buf, q->buf + q->head, used);
+	c->next = NULL;
+	c->head = c->tail = 0;
+	return c;
+}
+
+/* A chunk read to its end: kept as a spare while there are few, else unmapped. */
+static void give_chunk(struct ctp_reorder *r, struct ctp_reorder_chunk *c)
+{
+	if (r->nspare >= CTP_REORDER_SPARE_MAX) {
+		r->held_bytes -= CTP_REORDER_CHUNK_BYTES;
+		munmap(c, CTP_REORDER_CHUNK_BYTES);
+		return;
 	}
-	free(q->buf);
-	q->buf = buf;
-	q->cap = cap;
-	q->head = 0;
-	q->tail = used;
-	return q->buf + q->tail;
+	c->next = r->spare;
+	r->spare = c;
+	r->nspare++;
+}
+
+/* Room for an item of `need` bytes at the end of the queue, a chunk added when the last has
+ * none; returns where, or NULL when there is no memory for one. */
+static uint8_t *item_room(struct ctp_reorder *r, struct ctp_reorder_queue *q, size_t need)
+{
+	struct ctp_reorder_chunk *last = q->last;
+	if (!last || CTP_REORDER_CHUNK_DATA - last->tail < need) {
+		struct ctp_reorder_chunk *c = take_chunk(r);
+		if (!c)
+			return NULL;
+		if (last)
+			last->next = c;
+		else
+			q->first = c;
+		q->last = last = c;
+	}
+	return last->data + last->tail;
 }
 
 bool ctp_reorder_push(struct ctp_reorder *r, uint32_t ring, const struct ctp_rec *rec)
 {
 	struct ctp_reorder_queue *q = queue(r, ring);
-	bool was_empty = q->head == q->tail;
+	bool was_empty = q->first == NULL;
 	uint64_t ts = q->newest;
 	/* A record older than its ring's newest (it cannot be, but the segment is untrusted) is
 	 * queued as of the newest, so that the ring's order is kept. */
 	if (ctp_rec_ts(rec, &ts) && ts < q->newest)
 		ts = q->newest;
 	size_t need = sizeof(uint64_t) + rec->size;
-	uint8_t *at = item_room(q, need);
+	uint8_t *at = item_room(r, q, need);
 	if (!at)
 		return false;
 	memcpy(at, &ts, sizeof(ts));
 	ctp_rec_copy(at + sizeof(ts), rec, rec->size);
-	q->tail += need;
+	q->last->tail += need;
 	q->newest = ts;
 	r->queued_bytes += need;
 	if (was_empty)
@@ -145,18 +173,21 @@ void ctp_reorder_release(struct ctp_reorder *r, uint64_t until, ctp_reorder_emit
 		struct ctp_reorder_queue *q = &r->q[ring];
 		if (head_ts(q) > until)
 			return;
+		struct ctp_reorder_chunk *c = q->first;
 		const struct ctp_rec *rec =
-			(const struct ctp_rec *)(q->buf + q->head + sizeof(uint64_t));
+			(const struct ctp_rec *)(c->data + c->head + sizeof(uint64_t));
 		size_t size = sizeof(uint64_t) + rec->size;
 		emit(ctx, ring, rec);
-		q->head += size;
+		c->head += size;
 		r->queued_bytes -= size;
-		if (q->head == q->tail) {
-			q->head = q->tail = 0;
-			r->heap[0] = r->heap[--r->nheap];
-		} else if (q->tail < q->head && q->head == q->end) {
-			q->head = 0; /* the back is read: on to the front */
+		if (c->head == c->tail) { /* read to its end: the last is full, or empty */
+			q->first = c->next;
+			if (!q->first)
+				q->last = NULL;
+			give_chunk(r, c);
 		}
+		if (!q->first)
+			r->heap[0] = r->heap[--r->nheap];
 		if (r->nheap > 0)
 			sift_down(r, 0);
 	}

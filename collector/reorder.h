@@ -62,15 +62,28 @@ static inline int ctp_rec_ts(const struct ctp_rec *rec, uint64_t *ts)
 	return 1;
 }
 
-/* A ring of items (a u64 timestamp, then the record), each whole in one piece: an item that
- * does not fit before the end starts again at the front, and `end` marks where the items at the
- * back stop. Wrapped (tail < head), the items are [head, end) and then [0, tail); else [head,
- * tail), empty when head == tail. Moving the unread items to the front instead moved more bytes
- * than were queued: the queue holds a reorder lag, and the lag is most of it. */
+/* One piece of a ring's queue: items (a u64 timestamp, then the record) one after another, each
+ * whole in one chunk, read from `head` and written at `tail`. A queue is a list of chunks, so it
+ * grows by one chunk at a time: as one buffer that doubled, it needed the old buffer and one of
+ * twice the size at once, three times what it held, and under an address-space limit it ran out
+ * long before the memory did. */
+struct ctp_reorder_chunk {
+	struct ctp_reorder_chunk *next;
+	size_t head, tail;
+	uint8_t data[];
+};
+
+/* A chunk's mapping, header included: whole pages, and room for the largest record (its size is
+ * 16 bits) with its timestamp. Emptied chunks are kept for reuse, up to CTP_REORDER_SPARE_MAX:
+ * enough for queues that take one while they give one back; past that, a burst's chunks are
+ * unmapped. */
+enum { CTP_REORDER_CHUNK_BYTES = 80 * 1024, CTP_REORDER_SPARE_MAX = 16 };
+#define CTP_REORDER_CHUNK_DATA (CTP_REORDER_CHUNK_BYTES - sizeof(struct ctp_reorder_chunk))
+_Static_assert(CTP_REORDER_CHUNK_DATA >= sizeof(uint64_t) + UINT16_MAX, "an item fits a chunk");
+
 struct ctp_reorder_queue {
-	uint8_t *buf;
-	size_t head, tail, end, cap;
-	uint64_t newest; /* timestamp of the newest record queued, ever */
+	struct ctp_reorder_chunk *first, *last; /* read from first, written into last */
+	uint64_t newest;			/* timestamp of the newest record queued, ever */
 };
 
 struct ctp_reorder {
@@ -82,6 +95,10 @@ struct ctp_reorder {
 	 * ring (a program of 64 threads spent most of the converter's time in that look). */
 	uint32_t *heap;
 	size_t nheap, heap_cap;
+	/* Emptied chunks kept for the next queue that needs one: a new chunk's pages are faults. */
+	struct ctp_reorder_chunk *spare;
+	size_t nspare;
+	size_t held_bytes, held_peak; /* bytes of the chunks mapped, queued or spare; the most */
 };
 
 void ctp_reorder_free(struct ctp_reorder *r);

@@ -2,7 +2,7 @@
  * A fault costs ~13 us on a small VM whose kernel isolates its page tables without PCID; the
  * whole of MADV_POPULATE_WRITE, with the later first touch, ~3.5 us a page. Kernels before 5.14
  * refuse the advice, and the pages then fault in as they are written: nothing else changes.
- * Used by the preload's rings and the collector's reorder queues. */
+ * Used by the preload's rings. */
 #ifndef CTP_POPULATE_H
 #define CTP_POPULATE_H
 

@@ -553,7 +553,7 @@ static void a_backlog_is_let_out_as_it_is_read(void **state)
 	assert_int_equal(ctp_proc_convert(&f->p, 0), spooled);
 	assert_int_equal(f->c.em.switches, (uint64_t)PASSES * PER_PASS);
 	assert_int_equal(f->p.order.nq, 1);
-	assert_true(f->p.order.q[0].cap <= 2 * CTP_SPOOL_CHUNK);
+	assert_true(f->p.order.held_peak <= 2 * CTP_SPOOL_CHUNK);
 	ctp_spool_free(&f->p.hv.spool);
 	ctp_spool_budget_fini(&budget);
 }

@@ -278,9 +278,9 @@ static void merges_many_rings(void **state)
 		/* What waits is newer than the bound. */
 		for (uint32_t ring = 0; ring < RINGS; ring++) {
 			const struct ctp_reorder_queue *q = &r.q[ring];
-			if (q->head != q->tail) {
+			if (q->first) {
 				uint64_t ts;
-				memcpy(&ts, q->buf + q->head, sizeof(ts));
+				memcpy(&ts, q->first->data + q->first->head, sizeof(ts));
 				assert_true(ts > until);
 			}
 		}
@@ -298,41 +298,59 @@ static void merges_many_rings(void **state)
 	ctp_reorder_free(&r);
 }
 
-/* Under an address-space limit that leaves no room for a bigger queue, a push that needs one
+/* Lets everything out in steps of the log's size, checking that records 1, 2, ... come out in
+ * order; returns how many came out. */
+static uint64_t release_all_in_order(struct ctp_reorder *r)
+{
+	static struct log l; /* static: its 4096 items would crowd the stack */
+	uint64_t out = 0;
+	while (r->nheap > 0) {
+		l.n = 0;
+		ctp_reorder_release(r, out + 4000, emit, &l);
+		for (size_t i = 0; i < l.n; i++)
+			assert_int_equal(l.items[i].ts_or_value, out + i + 1);
+		out += l.n;
+	}
+	return out;
+}
+
+/* Pushes switch records stamped 1, 2, ... over `rings` rings until the queue refuses one, or
+ * `most` are in; returns how many went in. */
+static uint64_t push_until_refused(struct ctp_reorder *r, uint32_t rings, uint64_t most)
+{
+	uint64_t pushed = 0;
+	for (; pushed < most; pushed++) {
+		struct ctp_rec_switch rec = {.h = {.size = sizeof(rec),
+						   .type = CTP_REC_SWITCH,
+						   .aux = CTP_HOW_SWAPCONTEXT},
+					     .ts = pushed + 1};
+		if (!ctp_reorder_push(r, (uint32_t)(pushed % rings), &rec.h))
+			break;
+	}
+	return pushed;
+}
+
+/* Under an address-space limit that leaves no room for more of the queue, a push that needs more
  * fails and queues nothing (the collector aborted there, out of memory); what was queued comes
  * out whole and in order, and the emptied queue takes records again in the room it has. */
 static void a_queue_that_cannot_grow_refuses_and_keeps_the_rest(void **state)
 {
 	(void)state;
+	enum { MOST = 1000000 }; /* 40 MB of records: far past the room */
 	struct ctp_reorder r = {0};
-	static struct log l; /* static: its 4096 items would crowd the stack */
-	l.n = 0;
-	push_switch(&r, 0, 1, 1, 2);
 	struct rlimit was;
 	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
-	struct rlimit tight = {.rlim_cur = ctp_mapped_bytes_now() + 16 * 1024,
+	/* Room for one chunk and not two. */
+	struct rlimit tight = {.rlim_cur = ctp_mapped_bytes_now() + CTP_REORDER_CHUNK_BYTES * 3 / 2,
 			       .rlim_max = was.rlim_max};
 	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
-	uint64_t pushed = 1;
-	bool refused = false;
-	while (pushed < 4000 && !refused) {
-		struct ctp_rec_switch rec = {.h = {.size = sizeof(rec),
-						   .type = CTP_REC_SWITCH,
-						   .aux = CTP_HOW_SWAPCONTEXT},
-					     .ts = pushed + 1};
-		if (ctp_reorder_push(&r, 0, &rec.h))
-			pushed++;
-		else
-			refused = true;
-	}
+	uint64_t pushed = push_until_refused(&r, 1, MOST);
 	size_t queued = r.queued_bytes;
 	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
-	assert_true(refused);
+	assert_true(pushed > 0);
+	assert_true(pushed < MOST);
 	assert_int_equal(queued, pushed * (sizeof(uint64_t) + sizeof(struct ctp_rec_switch)));
-	ctp_reorder_release(&r, UINT64_MAX, emit, &l);
-	assert_int_equal(l.n, pushed);
-	for (size_t i = 0; i < l.n; i++)
-		assert_int_equal(l.items[i].ts_or_value, i + 1);
+	assert_int_equal(release_all_in_order(&r), pushed);
 	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
 	struct ctp_rec_switch again = {
 		.h = {.size = sizeof(again), .type = CTP_REC_SWITCH, .aux = CTP_HOW_SWAPCONTEXT},
@@ -340,6 +358,31 @@ static void a_queue_that_cannot_grow_refuses_and_keeps_the_rest(void **state)
 	bool taken = ctp_reorder_push(&r, 0, &again.h);
 	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
 	assert_true(taken);
+	ctp_reorder_free(&r);
+}
+
+/* Under an address-space limit the queue takes records until about all the room is used: it grows
+ * by one chunk at a time. (As one buffer that doubled, it needed the old and the new at once and
+ * refused records with a third of the room still free.) */
+static void a_queue_under_a_limit_uses_nearly_all_the_room(void **state)
+{
+	(void)state;
+	enum { ROOM = 4 << 20, MOST = 1000000 };
+	struct ctp_reorder r = {0};
+	struct rlimit was;
+	assert_int_equal(getrlimit(RLIMIT_AS, &was), 0);
+	struct rlimit tight = {.rlim_cur = ctp_mapped_bytes_now() + ROOM, .rlim_max = was.rlim_max};
+	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
+	uint64_t pushed = push_until_refused(&r, 4, MOST);
+	size_t queued = r.queued_bytes;
+	assert_int_equal(setrlimit(RLIMIT_AS, &was), 0);
+	print_message("queued %zu bytes with %d of room\n", queued, ROOM);
+	assert_true(pushed < MOST);
+	assert_true(queued > ROOM / 10 * 8);
+	assert_int_equal(release_all_in_order(&r), pushed);
+	/* Let out, the queue keeps a few chunks for the next burst, not the burst's. */
+	assert_true(r.held_peak >= queued);
+	assert_true(r.held_bytes <= CTP_REORDER_SPARE_MAX * CTP_REORDER_CHUNK_BYTES);
 	ctp_reorder_free(&r);
 }
 
@@ -354,6 +397,7 @@ int main(void)
 		cmocka_unit_test(records_come_out_byte_for_byte),
 		cmocka_unit_test(merges_many_rings),
 		cmocka_unit_test(a_queue_that_cannot_grow_refuses_and_keeps_the_rest),
+		cmocka_unit_test(a_queue_under_a_limit_uses_nearly_all_the_room),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
