@@ -1,5 +1,6 @@
 #include "collector/reorder.h"
 #include "collector/rec_copy.h"
+#include "ctp/populate.h"
 #include "ctp/xalloc.h"
 
 #include <stdbool.h>
@@ -99,9 +100,8 @@ static struct ctp_reorder_chunk *take_chunk(struct ctp_reorder *r)
 		 * sanitizers' allocators take blocks this small from space reserved at start), and
 		 * a chunk let go goes back to the kernel. Its pages are populated in the same call:
 		 * each would be a fault (~13 us on a small VM, 3 ns a byte). */
-		c = mmap(NULL, CTP_REORDER_CHUNK_BYTES, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (c == MAP_FAILED)
+		c = ctp_map_populated(CTP_REORDER_CHUNK_BYTES);
+		if (!c)
 			return NULL;
 		r->held_bytes += CTP_REORDER_CHUNK_BYTES;
 		if (r->held_bytes > r->held_peak)

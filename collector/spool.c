@@ -1,4 +1,5 @@
 #include "collector/spool.h"
+#include "ctp/populate.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -48,9 +49,8 @@ static size_t chunk_bytes(size_t cap)
 /* NULL when memory ran out. */
 static struct ctp_spool_chunk *chunk_try_new(size_t cap)
 {
-	struct ctp_spool_chunk *c = mmap(NULL, chunk_bytes(cap), PROT_READ | PROT_WRITE,
-					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (c == MAP_FAILED)
+	struct ctp_spool_chunk *c = ctp_map_populated(chunk_bytes(cap));
+	if (!c)
 		return NULL;
 	c->cap = cap;
 	return c;
