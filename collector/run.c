@@ -49,9 +49,10 @@ static void usage(FILE *f)
 		"[ARGS...]\n"
 		"\n"
 		"Runs PROGRAM with the ctp tracer and writes its trace (zstd-compressed JSON\n"
-		"Lines) to FILE. Exits with PROGRAM's exit status, or 128+N if it was killed by\n"
-		"signal N; 126/127 if PROGRAM cannot be run; 125 if ctp-run itself fails (a\n"
-		"usage error, the trace file cannot be created, the tracer cannot start).\n"
+		"Lines) to FILE. Exits with PROGRAM's exit status, or dies of the signal that\n"
+		"killed it (without a core of its own); 126/127 if PROGRAM cannot be run; 125 if\n"
+		"ctp-run itself fails (a usage error, the trace file cannot be created, the\n"
+		"tracer cannot start).\n"
 		"\n"
 		"  -o, --output FILE    trace file (default " CTP_RUN_DEFAULT_OUTPUT
 		"), made with\n"
@@ -499,6 +500,7 @@ int main(int argc, char **argv)
 	}
 
 	rc = CTP_RUN_EXIT_FAILURE;
+	int die_of = 0; /* a signal ctp-run ends by: the app's, or one before the app started */
 	int control = -1;
 	pid_t collector = start_collector(collector_path, sock, o.output);
 	if (collector > 0)
@@ -520,17 +522,23 @@ int main(int argc, char **argv)
 			int app_status = wait_app(app, collector, &gone);
 			finish_collector(collector, control, app, app_status, gone, o.output);
 			rc = exit_code_of(app_status);
+			if (WIFSIGNALED(app_status))
+				die_of = WTERMSIG(app_status);
 		} else {
 			close(control);
 			stop_collector(collector);
 		}
 	}
 	if (sig != 0)
-		rc = 128 + sig;
+		die_of = sig;
 	ctp_run_remove_dir(dir);
 	free(sock);
 	free(dir);
 	free(collector_path);
 	free(preload_path);
+	if (die_of != 0) {
+		ctp_run_die_of(die_of);
+		rc = 128 + die_of;
+	}
 	return rc;
 }

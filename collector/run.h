@@ -68,4 +68,9 @@ void ctp_run_signals_target(pid_t pid, bool terminal_shared);
 /* The first forwarded signal received while there was no target, or 0. */
 int ctp_run_signals_pending(void);
 
+/* Ends the launcher killed by signal sig, as the app it ran was (or as the app would have been
+ * by a signal that came before it started), without a core of its own; returns only where the
+ * signal does not end a process, and the caller then exits 128+sig. */
+void ctp_run_die_of(int sig);
+
 #endif

@@ -7,7 +7,10 @@
 #include "collector/run.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 
 const int ctp_run_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 const size_t ctp_run_forwarded_count = sizeof(ctp_run_forwarded) / sizeof(ctp_run_forwarded[0]);
@@ -84,4 +87,30 @@ void ctp_run_signals_target(pid_t pid, bool terminal_shared)
 int ctp_run_signals_pending(void)
 {
 	return pending;
+}
+
+/* A launcher that exited 128+N where its app died of signal N would change what the shell
+ * around it does: a script whose foreground child exits 130 after a Ctrl-C takes it as handled
+ * and runs on, where it ends when the child died of SIGINT; a caller that waits reads "exited"
+ * rather than "killed" (Python's returncode, make's message). So the launcher dies of the same
+ * signal, as timeout(1) does. Its own core would be a core of the wrong program, and with a
+ * core_pattern of "core" it would replace the app's in the same directory: a process that is
+ * not dumpable dumps none, whatever the pattern (a pipe to a crash handler included), and the
+ * soft RLIMIT_CORE of 0 says the same to a crash handler that reads it. */
+void ctp_run_die_of(int sig)
+{
+	struct rlimit core;
+	if (getrlimit(RLIMIT_CORE, &core) == 0) {
+		core.rlim_cur = 0;
+		setrlimit(RLIMIT_CORE, &core);
+	}
+	prctl(PR_SET_DUMPABLE, 0);
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	/* A signal sent to oneself and not blocked is delivered before raise returns. */
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
 }
