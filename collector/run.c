@@ -409,13 +409,18 @@ static pid_t start_app(char **argv, const char *preload, const char *sock, int s
 	return pid;
 }
 
-/* Waits for the app; notices on the way if the collector ends first. Returns the app's wait
- * status. */
+/* Waits for the app, stopping when it stops (ctp_run_stop_as); notices on the way if the
+ * collector ends first. Returns the app's wait status. */
 static int wait_app(pid_t app, pid_t collector, bool *collector_gone)
 {
 	for (;;) {
 		int status;
-		pid_t p = wait_eintr(-1, &status, 0);
+		pid_t p = wait_eintr(-1, &status, WUNTRACED);
+		if (p > 0 && WIFSTOPPED(status)) {
+			if (p == app)
+				ctp_run_stop_as(app, WSTOPSIG(status));
+			continue;
+		}
 		if (p == app)
 			return status;
 		if (p == collector && !*collector_gone) {

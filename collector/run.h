@@ -68,6 +68,10 @@ void ctp_run_signals_target(pid_t pid, bool terminal_shared);
 /* The first forwarded signal received while there was no target, or 0. */
 int ctp_run_signals_pending(void);
 
+/* The app was reported stopped by signal sig: the launcher stops too, and continues the app
+ * when it is continued itself. */
+void ctp_run_stop_as(pid_t app, int sig);
+
 /* Ends the launcher killed by signal sig, as the app it ran was (or as the app would have been
  * by a signal that came before it started), without a core of its own; returns only where the
  * signal does not end a process, and the caller then exits 128+sig. */

@@ -1,4 +1,7 @@
-/* Signal forwarding for ctp-run. The launcher must stop as its app stops: a SIGTERM from a
+/* Signals for ctp-run, which stands for its app before the shell or whoever started it: it
+ * forwards signals to the app, stops when the app stops, and dies of the signal the app died of.
+ *
+ * Forwarding. The launcher must stop as its app stops: a SIGTERM from a
  * service manager or a SIGINT from `kill` reaches the launcher, and the app decides what it
  * means. Keyboard signals (Ctrl-C, Ctrl-\, hangup) are sent by the terminal to the whole
  * foreground process group, which the app shares with the launcher: forwarding those too
@@ -6,11 +9,13 @@
  * marks those with si_code SI_KERNEL. */
 #include "collector/run.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 const int ctp_run_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 const size_t ctp_run_forwarded_count = sizeof(ctp_run_forwarded) / sizeof(ctp_run_forwarded[0]);
@@ -113,4 +118,52 @@ void ctp_run_die_of(int sig)
 	/* A signal sent to oneself and not blocked is delivered before raise returns. */
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	raise(sig);
+}
+
+/* Whether process pid is in a group stop (state T in /proc/PID/stat; a ptrace stop is t). */
+static bool in_group_stop(pid_t pid)
+{
+	char path[32], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1); /* the state follows the name, at most 16 */
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	const char *name_end = strrchr(buf, ')');
+	return name_end != NULL && name_end[1] == ' ' && name_end[2] == 'T';
+}
+
+/* A program that stops itself (raise(SIGSTOP) to wait for a debugger, a curses program's
+ * SIGTSTP after it put the terminal back, kill -STOP from elsewhere) is seen stopped by the shell
+ * that started it, which then gives the terminal back; a launcher that went on waiting would
+ * leave that shell waiting too, with the program stopped for good. So the launcher stops with
+ * the same signal (SIGSTOP for one it cannot take), and once continued it continues the app if
+ * that is still stopped: a shell's fg or bg continues the whole process group, both of them, but
+ * a SIGCONT to the launcher alone must reach the app too. A Ctrl-Z stops both by itself; the
+ * app may have been continued by the time its stop is reported, and then nothing is done. */
+void ctp_run_stop_as(pid_t app, int sig)
+{
+	if (!in_group_stop(app))
+		return;
+	int how = sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU ? sig : SIGSTOP;
+	struct sigaction dfl, old;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	bool changed = how != SIGSTOP && sigaction(how, &dfl, &old) == 0;
+	sigset_t set, mask;
+	sigemptyset(&set);
+	sigaddset(&set, how);
+	sigprocmask(SIG_UNBLOCK, &set, &mask);
+	/* Delivered before raise returns, and returns once continued. (A stop by a terminal signal
+	 * is discarded in an orphaned process group, as the app's own would have been.) */
+	raise(how);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	if (changed)
+		sigaction(how, &old, NULL);
+	if (in_group_stop(app))
+		kill(app, SIGCONT);
 }

@@ -28,6 +28,9 @@
 #                       stdin), trace:REGEX (waits until a line of the run's trace, as ctp-cat
 #                       prints it while it is written, matches REGEX, then closes its stdin;
 #                       untraced, closes it at once)
+#   --job-control       the program runs as a job (a process group of the runner's session),
+#                       its stops are answered with SIGCONT and compared (tp_run.py; with
+#                       --after-ready tstp-group, a ^Z as the terminal sends it, and fg)
 #   --core              ulimit -c unlimited (else 0) and compare the core-dumped bit
 #   --nofile N          ulimit -n N: the run starts with that limit of open files (ctp-run's
 #                       collector, the plain form's and the program all under it)
@@ -115,13 +118,14 @@ same_file() {
 compare() {
 	local name=$1
 	shift
-	local expect="" core=0 opts=()
+	local expect="" core=0 job_control=0 opts=()
 	TP_NOFILE=
 	TP_AS_KB=
 	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 		case $1 in
 		--expect) expect=$2; shift 2 ;;
 		--core) core=1; shift ;;
+		--job-control) job_control=1; shift ;;
 		--nofile) TP_NOFILE=$2; shift 2 ;;
 		--as-kb) TP_AS_KB=$2; shift 2 ;;
 		--pty | --stdin-pipe) opts+=("$1"); shift ;;
@@ -143,6 +147,9 @@ compare() {
 	local mode mopts native st times="" pids=()
 	for mode in native "${TP_MODES[@]}"; do
 		mopts=("${opts[@]}")
+		if [ "$job_control" = 1 ]; then
+			mopts+=(--job-control "$WORK/$name.$mode.stops")
+		fi
 		local i
 		for i in "${!mopts[@]}"; do
 			if [[ ${mopts[$i]} == vm:* ]]; then
@@ -175,6 +182,10 @@ compare() {
 		st=$(tp_ending "$name" "$mode" "$core")
 		expect_eq "$name $mode: ends as untraced" "$native" "$st"
 		same_file "$name $mode: stdout" "$WORK/$name.native.out" "$WORK/$name.$mode.out"
+		if [ "$job_control" = 1 ]; then
+			same_file "$name $mode: stops, as its parent saw them" "$WORK/$name.native.stops" \
+				"$WORK/$name.$mode.stops"
+		fi
 		same_file "$name $mode: stderr (without ctp: and ctp-collector: lines)" "$WORK/$name.native.err.app" \
 			"$WORK/$name.$mode.err.app"
 		expect_eq "$name $mode: no process left behind" "leftover 0" \

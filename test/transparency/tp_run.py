@@ -21,8 +21,16 @@ Options:
   --stack-kb N         the command starts with a stack limit (RLIMIT_STACK, soft and hard) of
                        N KiB, set in the child before its exec: the runner itself keeps its
                        own (Python needs more than the small limits tested)
+  --job-control FILE   the command runs as a job of the runner's session (a process group of
+                       its own, not a new session: there a stop by SIGTSTP would be discarded),
+                       and every time it stops, "stopped SIG" is appended to FILE and the
+                       command alone gets SIGCONT (as from kill -CONT PID); after the action
+                       "tstp-group", the stop it causes is answered with SIGCONT to the whole
+                       group (as from fg), then SIGTERM to the command
   --after-ready ACT    once the command printed a line "ready" on stdout: "intr" writes ^C to
                        the terminal (needs --pty), "kill:SIG" sends SIG to the command,
+                       "tstp-group" sends SIGTSTP to its process group (as ^C's neighbour ^Z
+                       does; needs --job-control),
                        "vm:PROG:FILE" writes "VmSize KB VmRSS KB Threads N" of the descendant
                        running PROG (or the command itself) to FILE, then closes stdin;
                        "trace:FILE:REGEX" waits (within the timeout) until a line of the trace
@@ -115,6 +123,7 @@ def main():
     ap.add_argument("--stdin-pipe", action="store_true")
     ap.add_argument("--stack-kb", type=int)
     ap.add_argument("--after-ready")
+    ap.add_argument("--job-control")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args()
 
@@ -149,10 +158,20 @@ def main():
         if a.stack_kb:
             resource.setrlimit(resource.RLIMIT_STACK, (a.stack_kb * 1024, a.stack_kb * 1024))
 
+    # Stops are seen by waitpid(WUNTRACED) when SIGCHLD says so (a pidfd tells only the end).
+    chld_r = None
+    if a.job_control:
+        open(a.job_control, "w").close()
+        chld_r, chld_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        os.set_blocking(chld_w, False)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.set_wakeup_fd(chld_w)
+    session = {"start_new_session": True} if not a.job_control else {"process_group": 0}
+
     out_r, out_w = os.pipe()
     with open(a.err, "wb") as errf:
         p = subprocess.Popen(a.cmd, stdin=stdin, stdout=out_w, stderr=errf, cwd=a.cwd,
-                             env=env, start_new_session=True, preexec_fn=child_setup)
+                             env=env, preexec_fn=child_setup, **session)
     os.close(out_w)
     if slave is not None:
         os.close(slave)
@@ -170,7 +189,11 @@ def main():
         if left <= 0:
             break
         fds = [pidfd] + ([out_r] if out_open else []) + ([master] if master is not None else [])
+        fds += [chld_r] if chld_r is not None else []
         ready, _, _ = select.select(fds, [], [], left)
+        if chld_r is not None and chld_r in ready:
+            os.read(chld_r, 4096)
+            status = wait_command(a, p.pid, block=False)
         if out_r in ready:
             chunk = os.read(out_r, 65536)
             if not chunk:
@@ -182,14 +205,14 @@ def main():
             except OSError:  # EIO: no process holds the terminal any more
                 os.close(master)
                 master = None
-        if not acted and (out.startswith(b"ready\n") or b"\nready\n" in out):
+        if not acted and status is None and (out.startswith(b"ready\n") or b"\nready\n" in out):
             acted = True
             act(a, p.pid, master, deadline)
             if stdin_w is not None:
                 os.close(stdin_w)
                 stdin_w = None
-        if pidfd in ready:
-            _, status = os.waitpid(p.pid, 0)
+        if pidfd in ready and status is None:
+            status = wait_command(a, p.pid, block=True)
     p.returncode = 0  # reaped above; keeps Popen from waiting again
 
     if status is None:
@@ -250,9 +273,43 @@ def trace_matches(path, regex):
     return re.search(regex.encode(), r.stdout, re.MULTILINE) is not None
 
 
+group_stop_sent = False
+
+
+def note_stop(a, pid, status):
+    """Appends a stop of the command to the --job-control file and continues it."""
+    global group_stop_sent
+    name = signal.Signals(os.WSTOPSIG(status)).name[3:]
+    with open(a.job_control, "a") as f:
+        f.write(f"stopped {name}\n")
+    if group_stop_sent:
+        group_stop_sent = False
+        os.killpg(pid, signal.SIGCONT)
+        os.kill(pid, signal.SIGTERM)
+    else:
+        os.kill(pid, signal.SIGCONT)
+
+
+def wait_command(a, pid, block):
+    """Notes and answers the command's stops (--job-control) until it ends (its wait status)
+    or, unless block, until it has nothing more to report (None)."""
+    flags = (os.WUNTRACED if a.job_control else 0) | (0 if block else os.WNOHANG)
+    while True:
+        got, st = os.waitpid(pid, flags)
+        if got != pid:
+            return None
+        if not os.WIFSTOPPED(st):
+            return st
+        note_stop(a, pid, st)
+
+
 def act(a, pid, master, deadline):
+    global group_stop_sent
     kind, _, arg = a.after_ready.partition(":")
-    if kind == "intr":
+    if kind == "tstp-group":
+        group_stop_sent = True
+        os.killpg(pid, signal.SIGTSTP)
+    elif kind == "intr":
         os.write(master, b"\x03")
     elif kind == "kill":
         os.kill(pid, signal.Signals["SIG" + arg])
