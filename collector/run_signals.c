@@ -26,6 +26,11 @@ static volatile sig_atomic_t pending;
 static bool handled[NSIG];
 static sigset_t start_mask; /* what the launcher was started with, and so the app gets */
 
+/* The stop signals a terminal sends (^Z; a read from the background). Not SIGTTOU: the launcher
+ * writes to the terminal itself, and while it caught SIGTTOU such a write from the background
+ * under `stty tostop` would be refused again and again, never stopping it. */
+static const int job_stops[] = {SIGTSTP, SIGTTIN};
+
 static void forward(int sig, siginfo_t *info, void *ucontext)
 {
 	(void)ucontext;
@@ -40,22 +45,65 @@ static void forward(int sig, siginfo_t *info, void *ucontext)
 	kill(pid, sig);
 }
 
+/* Stops the launcher by sig at its default action, and returns once it is continued, with its
+ * handler and mask as they were: from a handler of sig too. */
+static void stop_by(int sig)
+{
+	struct sigaction dfl, old;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	bool changed = sig != SIGSTOP && sigaction(sig, &dfl, &old) == 0;
+	sigset_t set, mask;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, &mask);
+	/* Delivered before raise returns, and returns once continued. (A stop by a terminal signal
+	 * is discarded in an orphaned process group, as the app's own would have been.) */
+	raise(sig);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	if (changed)
+		sigaction(sig, &old, NULL);
+}
+
+/* A stop signal is the app's to take, as the others are: it may catch or ignore it and go on
+ * (a launcher stopped at a ^Z on its own would hand the terminal back to its shell with the app
+ * running on in the background). One the terminal sent, the app has itself; one sent to the
+ * launcher alone is passed on. The launcher stops when the app stops (ctp_run_stop_as), or, with
+ * no app to take the signal (before the app started; while the collector drains after it),
+ * stops by itself, so that the shell gets its prompt back. */
+static void on_job_stop(int sig, siginfo_t *info, void *ucontext)
+{
+	(void)ucontext;
+	pid_t pid = target_pid;
+	if (pid <= 0 || !target_shares_terminal)
+		stop_by(sig);
+	else if (info == NULL || info->si_code != SI_KERNEL)
+		kill(pid, sig);
+}
+
+/* Catches sig with handler, unless the launcher was started with it ignored: the app is then
+ * started with it ignored too, as without the launcher. */
+static void catch (int sig, void (*handler)(int, siginfo_t *, void *))
+{
+	struct sigaction old;
+	if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		return;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) == 0)
+		handled[sig] = true;
+}
+
 void ctp_run_signals_install(void)
 {
 	sigprocmask(SIG_SETMASK, NULL, &start_mask);
-	for (size_t i = 0; i < ctp_run_forwarded_count; i++) {
-		int sig = ctp_run_forwarded[i];
-		struct sigaction old;
-		if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue;
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = forward;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigfillset(&sa.sa_mask);
-		if (sigaction(sig, &sa, NULL) == 0)
-			handled[sig] = true;
-	}
+	for (size_t i = 0; i < ctp_run_forwarded_count; i++)
+		catch (ctp_run_forwarded[i], forward);
+	for (size_t i = 0; i < sizeof(job_stops) / sizeof(job_stops[0]); i++)
+		catch (job_stops[i], on_job_stop);
 }
 
 void ctp_run_signals_block(bool block)
@@ -69,11 +117,9 @@ void ctp_run_signals_block(bool block)
 
 void ctp_run_signals_reset_in_child(void)
 {
-	for (size_t i = 0; i < ctp_run_forwarded_count; i++) {
-		int sig = ctp_run_forwarded[i];
+	for (int sig = 1; sig < NSIG; sig++)
 		if (handled[sig])
 			signal(sig, SIG_DFL);
-	}
 	sigprocmask(SIG_SETMASK, &start_mask, NULL);
 }
 
@@ -143,27 +189,14 @@ static bool in_group_stop(pid_t pid)
  * leave that shell waiting too, with the program stopped for good. So the launcher stops with
  * the same signal (SIGSTOP for one it cannot take), and once continued it continues the app if
  * that is still stopped: a shell's fg or bg continues the whole process group, both of them, but
- * a SIGCONT to the launcher alone must reach the app too. A Ctrl-Z stops both by itself; the
- * app may have been continued by the time its stop is reported, and then nothing is done. */
+ * a SIGCONT to the launcher alone must reach the app too. At a ^Z the app stops first, and the
+ * launcher follows it here (on_job_stop takes the ^Z itself); the app may have been continued by
+ * the time its stop is reported, and then nothing is done. */
 void ctp_run_stop_as(pid_t app, int sig)
 {
 	if (!in_group_stop(app))
 		return;
-	int how = sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU ? sig : SIGSTOP;
-	struct sigaction dfl, old;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	bool changed = how != SIGSTOP && sigaction(how, &dfl, &old) == 0;
-	sigset_t set, mask;
-	sigemptyset(&set);
-	sigaddset(&set, how);
-	sigprocmask(SIG_UNBLOCK, &set, &mask);
-	/* Delivered before raise returns, and returns once continued. (A stop by a terminal signal
-	 * is discarded in an orphaned process group, as the app's own would have been.) */
-	raise(how);
-	sigprocmask(SIG_SETMASK, &mask, NULL);
-	if (changed)
-		sigaction(how, &old, NULL);
+	stop_by(sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU ? sig : SIGSTOP);
 	if (in_group_stop(app))
 		kill(app, SIGCONT);
 }

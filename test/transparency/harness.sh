@@ -28,9 +28,10 @@
 #                       stdin), trace:REGEX (waits until a line of the run's trace, as ctp-cat
 #                       prints it while it is written, matches REGEX, then closes its stdin;
 #                       untraced, closes it at once)
-#   --job-control       the program runs as a job (a process group of the runner's session),
-#                       its stops are answered with SIGCONT and compared (tp_run.py; with
-#                       --after-ready tstp-group, a ^Z as the terminal sends it, and fg)
+#   --job-control       the program runs as the foreground job of a pseudo-terminal whose
+#                       session the runner leads, as an interactive shell does; its stops are
+#                       answered with SIGCONT and compared (tp_run.py; --after-ready susp: ^Z
+#                       on the terminal, and fg)
 #   --core              ulimit -c unlimited (else 0) and compare the core-dumped bit
 #   --nofile N          ulimit -n N: the run starts with that limit of open files (ctp-run's
 #                       collector, the plain form's and the program all under it)
@@ -148,7 +149,7 @@ compare() {
 	for mode in native "${TP_MODES[@]}"; do
 		mopts=("${opts[@]}")
 		if [ "$job_control" = 1 ]; then
-			mopts+=(--job-control "$WORK/$name.$mode.stops")
+			mopts+=(--pty --job-control "$WORK/$name.$mode.stops")
 		fi
 		local i
 		for i in "${!mopts[@]}"; do

@@ -21,16 +21,17 @@ Options:
   --stack-kb N         the command starts with a stack limit (RLIMIT_STACK, soft and hard) of
                        N KiB, set in the child before its exec: the runner itself keeps its
                        own (Python needs more than the small limits tested)
-  --job-control FILE   the command runs as a job of the runner's session (a process group of
-                       its own, not a new session: there a stop by SIGTSTP would be discarded),
-                       and every time it stops, "stopped SIG" is appended to FILE and the
-                       command alone gets SIGCONT (as from kill -CONT PID); after the action
-                       "tstp-group", the stop it causes is answered with SIGCONT to the whole
-                       group (as from fg), then SIGTERM to the command
+  --job-control FILE   with --pty: the runner is to the command what an interactive shell is
+                       to a job. It makes itself the leader of a new session whose controlling
+                       terminal is the pseudo-terminal, and runs the command in a process
+                       group of its own that is the terminal's foreground group (not orphaned:
+                       a stop by SIGTSTP is not discarded). Every time the command stops,
+                       "stopped SIG" is appended to FILE and the command alone gets SIGCONT
+                       (as from kill -CONT PID); after the action "susp", a stop is answered
+                       with SIGCONT to the whole group (as from fg), then SIGTERM to the command
   --after-ready ACT    once the command printed a line "ready" on stdout: "intr" writes ^C to
                        the terminal (needs --pty), "kill:SIG" sends SIG to the command,
-                       "tstp-group" sends SIGTSTP to its process group (as ^C's neighbour ^Z
-                       does; needs --job-control),
+                       "susp" writes ^Z to the terminal (needs --job-control),
                        "vm:PROG:FILE" writes "VmSize KB VmRSS KB Threads N" of the descendant
                        running PROG (or the command itself) to FILE, then closes stdin;
                        "trace:FILE:REGEX" waits (within the timeout) until a line of the trace
@@ -127,6 +128,13 @@ def main():
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args()
 
+    if a.job_control and os.getpgrp() == os.getpid():
+        # A process group leader cannot start a session: the runner goes on in a child.
+        child = os.fork()
+        if child:
+            _, st = os.waitpid(child, 0)
+            sys.exit(os.waitstatus_to_exitcode(st))
+
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.exit("tp_run: prctl(PR_SET_CHILD_SUBREAPER) failed")
@@ -140,8 +148,14 @@ def main():
         env[k] = v
 
     master = slave = stdin_w = None
+    if a.job_control and not a.pty:
+        sys.exit("tp_run: --job-control needs --pty")
     if a.pty:
+        if a.job_control:
+            os.setsid()
         master, slave = os.openpty()
+        if a.job_control:
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
         stdin = slave
     elif a.stdin_pipe:
         stdin, stdin_w = os.pipe()
@@ -153,7 +167,7 @@ def main():
         # the programs here must see them as a terminal's foreground job does.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
-        if a.pty:
+        if a.pty and not a.job_control:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
         if a.stack_kb:
             resource.setrlimit(resource.RLIMIT_STACK, (a.stack_kb * 1024, a.stack_kb * 1024))
@@ -166,13 +180,15 @@ def main():
         os.set_blocking(chld_w, False)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
         signal.set_wakeup_fd(chld_w)
-    session = {"start_new_session": True} if not a.job_control else {"process_group": 0}
+    session = {"process_group": 0} if a.job_control else {"start_new_session": True}
 
     out_r, out_w = os.pipe()
     with open(a.err, "wb") as errf:
         p = subprocess.Popen(a.cmd, stdin=stdin, stdout=out_w, stderr=errf, cwd=a.cwd,
                              env=env, preexec_fn=child_setup, **session)
     os.close(out_w)
+    if a.job_control:
+        os.tcsetpgrp(slave, p.pid)  # the job is in the foreground, as a shell puts it
     if slave is not None:
         os.close(slave)
     if isinstance(stdin, int) and stdin_w is not None:
@@ -203,7 +219,10 @@ def main():
             try:
                 os.read(master, 65536)  # the terminal's echo; not compared
             except OSError:  # EIO: no process holds the terminal any more
-                os.close(master)
+                # Closing it would hang up the session, and the runner leads the session with
+                # --job-control: it is kept open (unread) until the runner ends.
+                if not a.job_control:
+                    os.close(master)
                 master = None
         if not acted and status is None and (out.startswith(b"ready\n") or b"\nready\n" in out):
             acted = True
@@ -306,9 +325,9 @@ def wait_command(a, pid, block):
 def act(a, pid, master, deadline):
     global group_stop_sent
     kind, _, arg = a.after_ready.partition(":")
-    if kind == "tstp-group":
+    if kind == "susp":
         group_stop_sent = True
-        os.killpg(pid, signal.SIGTSTP)
+        os.write(master, b"\x1a")
     elif kind == "intr":
         os.write(master, b"\x03")
     elif kind == "kill":
