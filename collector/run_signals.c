@@ -83,7 +83,7 @@ static void on_job_stop(int sig, siginfo_t *info, void *ucontext)
 
 /* Catches sig with handler, unless the launcher was started with it ignored: the app is then
  * started with it ignored too, as without the launcher. */
-static void catch (int sig, void (*handler)(int, siginfo_t *, void *))
+static void catch_signal(int sig, void (*handler)(int, siginfo_t *, void *))
 {
 	struct sigaction old;
 	if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
@@ -101,9 +101,9 @@ void ctp_run_signals_install(void)
 {
 	sigprocmask(SIG_SETMASK, NULL, &start_mask);
 	for (size_t i = 0; i < ctp_run_forwarded_count; i++)
-		catch (ctp_run_forwarded[i], forward);
+		catch_signal(ctp_run_forwarded[i], forward);
 	for (size_t i = 0; i < sizeof(job_stops) / sizeof(job_stops[0]); i++)
-		catch (job_stops[i], on_job_stop);
+		catch_signal(job_stops[i], on_job_stop);
 }
 
 void ctp_run_signals_block(bool block)
