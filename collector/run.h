@@ -56,7 +56,8 @@ void ctp_run_signals_install(void);
  * knowing the child's pid). */
 void ctp_run_signals_block(bool block);
 
-/* In a child before exec: handlers back to default, the mask the launcher started with. */
+/* In a child before exec: handlers back to default, the mask and SIGCHLD's disposition the
+ * launcher started with. */
 void ctp_run_signals_reset_in_child(void);
 
 /* Where forwarded signals go from now on. With `terminal_shared` the target is in the

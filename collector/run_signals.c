@@ -24,7 +24,8 @@ static volatile sig_atomic_t target_pid;
 static volatile sig_atomic_t target_shares_terminal;
 static volatile sig_atomic_t pending;
 static bool handled[NSIG];
-static sigset_t start_mask; /* what the launcher was started with, and so the app gets */
+static sigset_t start_mask;	 /* what the launcher was started with, and so the app gets */
+static bool child_exits_ignored; /* started with SIGCHLD ignored, and so the app gets it */
 
 /* The stop signals a terminal sends (^Z; a read from the background). Not SIGTTOU: the launcher
  * writes to the terminal itself, and while it caught SIGTTOU such a write from the background
@@ -100,6 +101,14 @@ static void catch_signal(int sig, void (*handler)(int, siginfo_t *, void *))
 void ctp_run_signals_install(void)
 {
 	sigprocmask(SIG_SETMASK, NULL, &start_mask);
+	/* Started with SIGCHLD ignored (a supervisor's or a script's leftover), the launcher would
+	 * have its children reaped by the kernel: its wait for the app would last until every child
+	 * ended, the collector too, which waits for the app's end, and neither would. */
+	struct sigaction chld;
+	if (sigaction(SIGCHLD, NULL, &chld) == 0 && chld.sa_handler == SIG_IGN) {
+		child_exits_ignored = true;
+		signal(SIGCHLD, SIG_DFL);
+	}
 	for (size_t i = 0; i < ctp_run_forwarded_count; i++)
 		catch_signal(ctp_run_forwarded[i], forward);
 	for (size_t i = 0; i < sizeof(job_stops) / sizeof(job_stops[0]); i++)
@@ -120,6 +129,8 @@ void ctp_run_signals_reset_in_child(void)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (handled[sig])
 			signal(sig, SIG_DFL);
+	if (child_exits_ignored)
+		signal(SIGCHLD, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &start_mask, NULL);
 }
 

@@ -32,6 +32,8 @@
 #                       session the runner leads, as an interactive shell does; its stops are
 #                       answered with SIGCONT and compared (tp_run.py; --after-ready susp: ^Z
 #                       on the terminal, and fg)
+#   --sigchld-ignored   the run's first program (ctp-run, or the program) starts with SIGCHLD
+#                       ignored
 #   --core              ulimit -c unlimited (else 0) and compare the core-dumped bit
 #   --nofile N          ulimit -n N: the run starts with that limit of open files (ctp-run's
 #                       collector, the plain form's and the program all under it)
@@ -129,7 +131,7 @@ compare() {
 		--job-control) job_control=1; shift ;;
 		--nofile) TP_NOFILE=$2; shift 2 ;;
 		--as-kb) TP_AS_KB=$2; shift 2 ;;
-		--pty | --stdin-pipe) opts+=("$1"); shift ;;
+		--pty | --stdin-pipe | --sigchld-ignored) opts+=("$1"); shift ;;
 		--after-ready)
 			local act=$2
 			if [[ $act == vm:* || $act == trace:* ]]; then

@@ -21,6 +21,8 @@ Options:
   --stack-kb N         the command starts with a stack limit (RLIMIT_STACK, soft and hard) of
                        N KiB, set in the child before its exec: the runner itself keeps its
                        own (Python needs more than the small limits tested)
+  --sigchld-ignored    the command starts with SIGCHLD ignored (set in the child before its
+                       exec, which keeps it)
   --job-control FILE   with --pty: the runner is to the command what an interactive shell is
                        to a job. It makes itself the leader of a new session whose controlling
                        terminal is the pseudo-terminal, and runs the command in a process
@@ -125,6 +127,7 @@ def main():
     ap.add_argument("--stack-kb", type=int)
     ap.add_argument("--after-ready")
     ap.add_argument("--job-control")
+    ap.add_argument("--sigchld-ignored", action="store_true")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args()
 
@@ -167,6 +170,8 @@ def main():
         # the programs here must see them as a terminal's foreground job does.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+        if a.sigchld_ignored:
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
         if a.pty and not a.job_control:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
         if a.stack_kb:
