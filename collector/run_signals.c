@@ -46,9 +46,9 @@ static void forward(int sig, siginfo_t *info, void *ucontext)
 	kill(pid, sig);
 }
 
-/* Stops the launcher by sig at its default action, and returns once it is continued, with its
- * handler and mask as they were: from a handler of sig too. */
-static void stop_by(int sig)
+/* Takes sig at its default action now: a stop returns once the launcher is continued, with its
+ * handler and mask as they were (from a handler of sig too); a deadly one does not return. */
+static void take_default(int sig)
 {
 	struct sigaction dfl, old;
 	memset(&dfl, 0, sizeof(dfl));
@@ -58,8 +58,8 @@ static void stop_by(int sig)
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	sigprocmask(SIG_UNBLOCK, &set, &mask);
-	/* Delivered before raise returns, and returns once continued. (A stop by a terminal signal
-	 * is discarded in an orphaned process group, as the app's own would have been.) */
+	/* Delivered before raise returns. (A stop by a terminal signal is discarded in an orphaned
+	 * process group, as the app's own would have been.) */
 	raise(sig);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (changed)
@@ -77,7 +77,7 @@ static void on_job_stop(int sig, siginfo_t *info, void *ucontext)
 	(void)ucontext;
 	pid_t pid = target_pid;
 	if (pid <= 0 || !target_shares_terminal)
-		stop_by(sig);
+		take_default(sig);
 	else if (info == NULL || info->si_code != SI_KERNEL)
 		kill(pid, sig);
 }
@@ -168,13 +168,7 @@ void ctp_run_die_of(int sig)
 	}
 	prctl(PR_SET_DUMPABLE, 0);
 	fflush(NULL);
-	signal(sig, SIG_DFL);
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	/* A signal sent to oneself and not blocked is delivered before raise returns. */
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
+	take_default(sig);
 }
 
 /* Whether process pid is in a group stop (state T in /proc/PID/stat; a ptrace stop is t). */
@@ -207,7 +201,7 @@ void ctp_run_stop_as(pid_t app, int sig)
 {
 	if (!in_group_stop(app))
 		return;
-	stop_by(sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU ? sig : SIGSTOP);
+	take_default(sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU ? sig : SIGSTOP);
 	if (in_group_stop(app))
 		kill(app, SIGCONT);
 }
