@@ -57,6 +57,8 @@ bool ctp_convert_pacing_convert_now(struct ctp_convert_pacing *p, uint64_t now, 
 	if (pending >= p->hold_bytes)
 		p->overrun = true;
 	if (ending || p->overrun || now - p->held_since >= p->hold_ns) {
+		if (p->overrun && !ending)
+			p->spool_ends++;
 		end_hold(p, now);
 		return true;
 	}

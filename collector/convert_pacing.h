@@ -63,6 +63,9 @@ struct ctp_convert_pacing {
 	uint64_t probe_every; /* and the wait before it, which grows while the CPUs stay busy */
 	uint64_t holds;	      /* holds started, for the summary */
 	uint64_t held_ns;     /* their total length */
+	uint64_t spool_ends;  /* holds ended by a quarter of the spool waiting: the converter then
+			       * took CPU time from the program, which a larger spool would have
+			       * spared it (the summary says so) */
 };
 
 /* hold_ms 0, or cpu_now NULL (the totals cannot be read): never hold. */

@@ -950,6 +950,16 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 			"(--hold-ms)\n",
 			(unsigned long long)L.pacing.holds, L.pacing.holds == 1 ? "" : "s",
 			(double)L.pacing.held_ns / 1e9);
+	/* A hold the spool ended left the converter to catch up beside a program that keeps every
+	 * CPU busy: the one setting that would have spared the program that time is the spool's. */
+	if (o->summary && L.pacing.spool_ends)
+		fprintf(stderr,
+			"ctp: conversion held back for the busy CPUs until a quarter of the spool "
+			"(%llu MiB) waited (%llu time%s), and then shared the CPUs with the "
+			"program; a larger spool holds longer (CTP_SPOOL_MB, --spool-mb)\n",
+			(unsigned long long)(L.pacing.hold_bytes >> 20),
+			(unsigned long long)L.pacing.spool_ends,
+			L.pacing.spool_ends == 1 ? "" : "s");
 	if (L.H.full_waits)
 		fprintf(stderr,
 			"ctp-collector: the spool reached its limit of %llu MiB; traced threads "

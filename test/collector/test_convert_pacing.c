@@ -1,9 +1,9 @@
 /* When the converter holds back (collector/convert_pacing.h): a window of wanting a CPU that was
  * a quarter or more waiting starts a hold, and so does one where the run queues found the CPUs
  * taken and the program's threads waited (the run queues alone, where those waits are unknown);
- * a hold ends when a probe finds a CPU free, when it has
- * lasted its longest, when a quarter of the spool waits (and then none starts again until the
- * spool is emptied), or when the run ends; probes come less often while the CPUs stay busy; a hold
+ * a hold ends when a probe finds a CPU free, when it has lasted its longest, when a quarter of
+ * the spool waits (counted for the summary, and then none starts again until the spool is
+ * emptied), or when the run ends; probes come less often while the CPUs stay busy; a hold
  * starts only when little waits; and nothing holds where it is turned off or the scheduler's totals
  * cannot be read. The thread's own totals are read on the real /proc file too. */
 #include <setjmp.h>
@@ -221,6 +221,7 @@ static void a_hold_lasts_at_most_its_longest(void **state)
 	assert_true(ctp_convert_pacing_convert_now(&f.p, f.now, LITTLE, false));
 	assert_false(ctp_convert_pacing_holding(&f.p));
 	assert_int_equal(f.p.held_ns, 500 * MS);
+	assert_int_equal(f.p.spool_ends, 0); /* ended by its length, not the spool */
 }
 
 static void a_quarter_of_the_spool_ends_the_hold(void **state)
@@ -230,8 +231,10 @@ static void a_quarter_of_the_spool_ends_the_hold(void **state)
 	start(&f, 2000);
 	turn(&f, 2, 2, LITTLE);
 	assert_false(ctp_convert_pacing_convert_now(&f.p, f.now, SPOOL / 4 - 1, false));
+	assert_int_equal(f.p.spool_ends, 0);
 	assert_true(ctp_convert_pacing_convert_now(&f.p, f.now, SPOOL / 4, false));
 	assert_false(ctp_convert_pacing_holding(&f.p));
+	assert_int_equal(f.p.spool_ends, 1); /* the summary names it */
 }
 
 /* A load the spool cannot absorb for a whole hold: holding again would only leave the converter
@@ -259,6 +262,19 @@ static void the_end_of_the_run_ends_the_hold(void **state)
 	turn(&f, 2, 2, LITTLE);
 	assert_true(ctp_convert_pacing_convert_now(&f.p, f.now, LITTLE, true));
 	assert_false(ctp_convert_pacing_holding(&f.p));
+}
+
+/* A quarter of the spool waiting when the run ends is the end's: the program is gone, and no
+ * conversion ran beside it that a larger spool would have spared it. */
+static void a_full_quarter_at_the_end_is_not_the_spools(void **state)
+{
+	(void)state;
+	struct fixture f;
+	start(&f, 2000);
+	turn(&f, 2, 2, LITTLE);
+	assert_true(ctp_convert_pacing_convert_now(&f.p, f.now, SPOOL / 4, true));
+	assert_false(ctp_convert_pacing_holding(&f.p));
+	assert_int_equal(f.p.spool_ends, 0);
 }
 
 static void a_hold_starts_only_when_little_waits(void **state)
@@ -341,6 +357,7 @@ int main(void)
 		cmocka_unit_test(a_quarter_of_the_spool_ends_the_hold),
 		cmocka_unit_test(no_hold_after_an_overrun_until_the_spool_is_emptied),
 		cmocka_unit_test(the_end_of_the_run_ends_the_hold),
+		cmocka_unit_test(a_full_quarter_at_the_end_is_not_the_spools),
 		cmocka_unit_test(a_hold_starts_only_when_little_waits),
 		cmocka_unit_test(turned_off_or_unreadable_never_holds),
 		cmocka_unit_test(counts_the_runnable_threads_of_others),

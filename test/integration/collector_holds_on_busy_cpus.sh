@@ -1,9 +1,9 @@
 # While every CPU is busy, the collector holds conversion back, so that the traced program has the
 # CPUs (collector/convert_pacing.h), and the trace loses nothing by it: four processes, one
 # after another under one ctp-run, each make 100,000 switches while a busy loop runs on every CPU;
-# each one's switches are all in the trace, and the summary says that conversion held back. A short
-# run's holds are too short to name. With CTP_HOLD_MS=0 it never holds, and a bad CTP_HOLD_MS is
-# named and ignored.
+# each one's switches are all in the trace, and the summary says that conversion held back. A
+# hold that a quarter of the spool ended is named too. A short run's holds are too short to name.
+# With CTP_HOLD_MS=0 it never holds, and a bad CTP_HOLD_MS is named and ignored.
 source "$CTP_SOURCE_DIR/test/integration/lib.sh"
 
 ROUNDS=50000 # 100,000 switches of 48 bytes a process: its ring holds them if the harvester waits
@@ -25,6 +25,19 @@ expect_eq "nothing was lost" 0 "$(q busy '[.[] | select(.type == "loss")] | leng
 check "the summary says conversion held back for the busy CPUs" \
 	grep -q '^ctp: the CPUs were busy: conversion held back [0-9]* times\?, [0-9.]* s in all' \
 	"$WORK/busy.err"
+check "no hold ended on the spool (the runs' 19 MB of records never reach its quarter)" \
+	bash -c '! grep -q "quarter of the spool" "$1"' sh "$WORK/busy.err"
+
+# A hold that a quarter of the spool ends leaves conversion to share the busy CPUs with the
+# program: the summary says so, with the setting that holds longer. 400,000 switches of 48 bytes
+# (19 MB) against a 16 MiB spool, whose quarter is 4 MiB; nothing is lost by it either.
+CTP_SPOOL_MB=16 trace small_spool -- "$PROGRAMS/pingpong_count" 200000
+expect_eq "(16 MiB spool) the run ended well" 0 "$status"
+expect_eq "(16 MiB spool) every switch is in the trace" 400000 \
+	"$(lines -c '^{"type":"switch"' "$WORK/small_spool.jsonl")"
+check "(16 MiB spool) the summary names the holds the spool ended, and CTP_SPOOL_MB" \
+	grep -q '^ctp: conversion held back for the busy CPUs until a quarter of the spool (4 MiB) waited ([0-9]* times\?), .*(CTP_SPOOL_MB, --spool-mb)$' \
+	"$WORK/small_spool.err"
 
 # A short run holds for a few ms at most, which delayed nothing a user could see: no line.
 trace short -- "$PROGRAMS/pingpong_count" 10
