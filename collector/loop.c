@@ -952,20 +952,37 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 			(double)L.pacing.held_ns / 1e9);
 	/* A hold the spool ended left the converter to catch up beside a program that keeps every
 	 * CPU busy: the one setting that would have spared the program that time is the spool's. */
-	if (o->summary && L.pacing.spool_ends)
+	if (o->summary && L.pacing.spool_ends) {
+		/* In KiB for a quarter of a spool of 1-3 MiB, which would read "0 MiB". */
+		bool in_mib = L.pacing.hold_bytes >= 1u << 20;
 		fprintf(stderr,
 			"ctp: conversion held back for the busy CPUs until a quarter of the spool "
-			"(%llu MiB) waited (%llu time%s), and then shared the CPUs with the "
+			"(%llu %s) waited (%llu time%s), and then shared the CPUs with the "
 			"program; a larger spool holds longer (CTP_SPOOL_MB, --spool-mb)\n",
-			(unsigned long long)(L.pacing.hold_bytes >> 20),
-			(unsigned long long)L.pacing.spool_ends,
+			(unsigned long long)(L.pacing.hold_bytes >> (in_mib ? 20 : 10)),
+			in_mib ? "MiB" : "KiB", (unsigned long long)L.pacing.spool_ends,
 			L.pacing.spool_ends == 1 ? "" : "s");
-	if (L.H.full_waits)
-		fprintf(stderr,
-			"ctp-collector: the spool reached its limit of %llu MiB; traced threads "
-			"dropped records meanwhile (counted as lost)\n",
-			(unsigned long long)(__atomic_load_n(&L.H.budget.limit, __ATOMIC_SEQ_CST) >>
-					     20));
+	}
+	/* The rings take the records while the spool is full, and drop only what they cannot
+	 * hold: a full spool lost nothing where the rings were large enough (the words must not
+	 * say otherwise). */
+	if (L.H.full_waits) {
+		unsigned long long limit_mib =
+			__atomic_load_n(&L.H.budget.limit, __ATOMIC_SEQ_CST) >> 20;
+		const struct ctp_emitter *em = &L.c.em;
+		if (em->lost)
+			fprintf(stderr,
+				"ctp-collector: the spool reached its limit of %llu MiB; the rings "
+				"held records meanwhile, and %llu event%s %s lost in all (counted "
+				"in the trace)\n",
+				limit_mib, (unsigned long long)em->lost, em->lost == 1 ? "" : "s",
+				em->lost == 1 ? "was" : "were");
+		else
+			fprintf(stderr,
+				"ctp-collector: the spool reached its limit of %llu MiB; the rings "
+				"held the records meanwhile, and none was lost\n",
+				limit_mib);
+	}
 	if (L.c.corrupt_rings)
 		fprintf(stderr, "ctp-collector: %llu corrupt ring%s skipped\n",
 			(unsigned long long)L.c.corrupt_rings,
