@@ -967,21 +967,19 @@ int ctp_collector_run(const struct ctp_collector_options *o)
 	 * hold: a full spool lost nothing where the rings were large enough (the words must not
 	 * say otherwise). */
 	if (L.H.full_waits) {
-		unsigned long long limit_mib =
-			__atomic_load_n(&L.H.budget.limit, __ATOMIC_SEQ_CST) >> 20;
 		const struct ctp_emitter *em = &L.c.em;
+		char lost[96] = "none was lost";
 		if (em->lost)
-			fprintf(stderr,
-				"ctp-collector: the spool reached its limit of %llu MiB; the rings "
-				"held records meanwhile, and %llu event%s %s lost in all (counted "
-				"in the trace)\n",
-				limit_mib, (unsigned long long)em->lost, em->lost == 1 ? "" : "s",
-				em->lost == 1 ? "was" : "were");
-		else
-			fprintf(stderr,
-				"ctp-collector: the spool reached its limit of %llu MiB; the rings "
-				"held the records meanwhile, and none was lost\n",
-				limit_mib);
+			snprintf(lost, sizeof(lost),
+				 "%llu event%s %s lost in all (counted in the trace)",
+				 (unsigned long long)em->lost, em->lost == 1 ? "" : "s",
+				 em->lost == 1 ? "was" : "were");
+		fprintf(stderr,
+			"ctp-collector: the spool reached its limit of %llu MiB; the rings held "
+			"records meanwhile, and %s\n",
+			(unsigned long long)(__atomic_load_n(&L.H.budget.limit, __ATOMIC_SEQ_CST) >>
+					     20),
+			lost);
 	}
 	if (L.c.corrupt_rings)
 		fprintf(stderr, "ctp-collector: %llu corrupt ring%s skipped\n",

@@ -39,13 +39,13 @@ expect_eq "the last line is the end line" end "$(tail -n 1 "$WORK/t.jsonl" | jq 
 expect_eq "end counts the loss" "$lost" "$(tail -n 1 "$WORK/t.jsonl" | jq .lost)"
 # What the collector says of its full spool matches the loss: the rings hold records meanwhile
 # and drop only what does not fit (it used to say records were dropped even where none was).
-if [ "$lost" -gt 1 ]; then
+if [ "$lost" -gt 0 ]; then
 	check "the collector says the spool filled and how many events were lost ($lost)" \
-		grep -q "^ctp-collector: the spool reached its limit of $SPOOL_MB MiB; the rings held records meanwhile, and $lost events were lost in all" \
+		grep -q "^ctp-collector: the spool reached its limit of $SPOOL_MB MiB; the rings held records meanwhile, and $lost events\\? w[a-z]* lost in all" \
 		"$WORK/t.err"
 else
-	check "the collector claims no loss beyond the trace's ($lost)" \
-		bash -c '! grep -q "events were lost in all" "$1"' sh "$WORK/t.err"
+	check "the collector claims no loss (the trace has none)" \
+		bash -c '! grep -q "lost in all" "$1"' sh "$WORK/t.err"
 fi
 echo "kept $switches of $made switches, peak RSS $peak_mb MB"
 
